@@ -1,0 +1,69 @@
+#include "common.h"
+
+#include <iostream>
+
+#include "exec/config.h"
+
+namespace simt::cli {
+
+void LaunchFlags::add(CLI::App& app) {
+  o_wave = app.add_option("--wave", wave, "wave size in lanes (overrides .wave)");
+  o_simd = app.add_option("--simd", simd, "SIMD width (overrides .simd)");
+  o_warps = app.add_option("--warps", warps, "warps per workgroup (overrides .warps)");
+  o_wg = app.add_option("--workgroups", workgroups, "number of workgroups (overrides .workgroups)");
+  o_cores = app.add_option("--cores", cores, "number of cores (overrides .cores)");
+  app.add_option("--policy", policy,
+                 "scheduling policy: round_robin, lowest_pc_first, oldest_first, random");
+  o_seed = app.add_option("--seed", seed, "seed of the random policy");
+  o_steps = app.add_option("--max-steps", max_steps, "step limit");
+  app.add_option("--config", config, "TOML launch configuration ([launch] table)");
+  app.add_flag("--no-validate", no_validate,
+               "skip the flow checks of the programming model (observe run-time events instead)");
+}
+
+std::optional<host::LoadOptions> LaunchFlags::options() const {
+  host::LoadOptions opt;
+  if (!config.empty()) {
+    if (auto err = host::load_config_toml(config, opt.toml)) {
+      std::cerr << "simtspec: " << *err << "\n";
+      return std::nullopt;
+    }
+  }
+  auto& c = opt.cli;
+  if (o_wave && o_wave->count()) c.wave = wave;
+  if (o_simd && o_simd->count()) c.simd = simd;
+  if (o_warps && o_warps->count()) c.warps = warps;
+  if (o_wg && o_wg->count()) c.workgroups = workgroups;
+  if (o_cores && o_cores->count()) c.cores = cores;
+  if (o_seed && o_seed->count()) c.seed = seed;
+  if (o_steps && o_steps->count()) c.max_steps = max_steps;
+  if (!policy.empty()) {
+    auto p = exec::find_policy(policy);
+    if (!p) {
+      std::cerr << "simtspec: unknown policy '" << policy
+                << "' (round_robin, lowest_pc_first, oldest_first, random)\n";
+      return std::nullopt;
+    }
+    c.policy = *p;
+  }
+  opt.validate_flow = !no_validate;
+  return opt;
+}
+
+std::optional<host::Loaded> load_file(const std::string& path, const host::LoadOptions& opt,
+                                      std::string* text_out) {
+  std::string text, err;
+  if (!host::read_file(path, text, err)) {
+    std::cerr << "simtspec: " << err << "\n";
+    return std::nullopt;
+  }
+  auto r = host::load(text, opt);
+  if (!r.loaded) {
+    std::cerr << r.diags.format(path);
+    return std::nullopt;
+  }
+  if (text_out) *text_out = std::move(text);
+  return std::move(r.loaded);
+}
+
+}  // namespace simt::cli

@@ -1,0 +1,42 @@
+// Shared pieces of the `simtspec` subcommands: exit codes, loading a program
+// file with located diagnostics, launch-option flags.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "host/host.h"
+
+namespace simt::cli {
+
+// Exit codes (README, spec/cli.md): 0 success, 1 a check failed, 2 bad usage or input.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFail = 1;
+inline constexpr int kExitUsage = 2;
+
+// Launch options shared by the commands that run or assemble programs.
+struct LaunchFlags {
+  uint32_t wave = 0, simd = 0, warps = 0, workgroups = 0, cores = 0;
+  std::string policy;
+  uint64_t seed = 0, max_steps = 0;
+  std::string config;
+  bool no_validate = false;
+  CLI::Option *o_wave = nullptr, *o_simd = nullptr, *o_warps = nullptr, *o_wg = nullptr,
+              *o_cores = nullptr, *o_seed = nullptr, *o_steps = nullptr;
+
+  void add(CLI::App& app);
+  // Builds load options; on error prints a message and returns nothing.
+  std::optional<host::LoadOptions> options() const;
+};
+
+// Reads and loads a program; prints `file:line:col: message` diagnostics to stderr.
+std::optional<host::Loaded> load_file(const std::string& path, const host::LoadOptions& opt,
+                                      std::string* text_out = nullptr);
+
+void register_run(CLI::App& app, int& exit_code);
+void register_listing(CLI::App& app, int& exit_code);
+void register_print(CLI::App& app, int& exit_code);
+void register_doc(CLI::App& app, int& exit_code);
+
+}  // namespace simt::cli

@@ -1,0 +1,324 @@
+// Instruction families: operand fetch, the active-lane loop (written once, with an
+// all-lanes-active fast path), event checks before commit, and the choice of a
+// specialised handler per decoded instruction. The lane semantics come from
+// semantics.h; which functor and family belong to which mnemonic comes from the
+// table (isa/instructions.def) and nowhere else.
+#include <cstring>
+
+#include "exec/machine.h"
+#include "exec/semantics.h"
+
+namespace simt::exec {
+namespace {
+
+inline uint64_t pred(const WarpState& w, uint8_t idx, bool neg) {
+  uint64_t v = w.preds[idx];
+  return neg ? ~v : v;
+}
+
+// The active-lane loop. `f(lane)` computes the lane's result; the loop stores it
+// into d[lane] for active lanes. Pure functions only: inactive lanes may be
+// evaluated (their results are discarded), which keeps both paths vectorisable.
+template <typename F>
+inline void lanes_pure(uint32_t* d, uint64_t exec, uint64_t full, uint32_t wave, F&& f) {
+  if (exec == full) {
+    for (uint32_t l = 0; l < wave; ++l) d[l] = f(l);
+  } else {
+    for (uint32_t l = 0; l < wave; ++l) {
+      uint32_t r = f(l);
+      d[l] = ((exec >> l) & 1) ? r : d[l];
+    }
+  }
+}
+
+// For operations with side effects or events: visits exactly the active lanes in
+// ascending lane order.
+template <typename F>
+inline void lanes_each(uint64_t exec, F&& f) {
+  while (exec) {
+    uint32_t l = static_cast<uint32_t>(std::countr_zero(exec));
+    f(l);
+    exec &= exec - 1;
+  }
+}
+
+// Reads operand `s` for lane l: per-lane operands through a pointer, uniform ones once.
+template <bool PerLane>
+struct Reader {
+  const uint32_t* p;
+  uint32_t u;
+  Reader(Machine& m, WarpState& w, const Src& s)
+      : p(PerLane ? m.lanes(w, s) : nullptr), u(PerLane ? 0 : m.uniform(w, s)) {}
+  uint32_t operator()(uint32_t l) const {
+    if constexpr (PerLane) return p[l];
+    return u;
+  }
+};
+
+// ---- Unary, Binary -----------------------------------------------------------------
+template <class S>
+struct UnaryFam {
+  template <bool AV>
+  static Flow vec(Machine& m, WarpState& w, const Insn& in) {
+    Reader<AV> a(m, w, in.a);
+    lanes_pure(m.vreg(w, in.dst), w.exec, m.full(), m.wave(),
+               [&](uint32_t l) { return S::apply(a(l)); });
+    return Flow::Next;
+  }
+  static Flow scalar(Machine& m, WarpState& w, const Insn& in) {  // alu.form.scalar
+    w.sregs[in.dst] = S::apply(m.uniform(w, in.a));
+    return Flow::Next;
+  }
+  static Flow special(Machine& m, WarpState& w, const Insn& in) {  // state.special.exec
+    m.write_special(w, static_cast<isa::Special>(in.dst), S::apply(m.uniform(w, in.a)));
+    return Flow::Next;
+  }
+  static Handler select(const Insn& in) {
+    if (in.dst_kind == DstKind::S) return &scalar;
+    if (in.dst_kind == DstKind::Special) return &special;
+    return in.a.per_lane() ? &vec<true> : &vec<false>;
+  }
+};
+
+template <class S>
+struct BinaryFam {
+  template <bool AV, bool BV>
+  static Flow vec(Machine& m, WarpState& w, const Insn& in) {
+    Reader<AV> a(m, w, in.a);
+    Reader<BV> b(m, w, in.b);
+    uint32_t* d = m.vreg(w, in.dst);
+    if constexpr (S::faults) {
+      // Check every active lane before any lane commits (exec.commit).
+      int32_t bad = -1;
+      lanes_each(w.exec, [&](uint32_t l) {
+        if (bad < 0 && S::fault(a(l), b(l))) bad = static_cast<int32_t>(l);
+      });
+      if (bad >= 0) return m.raise(w, isa::Event::DivZero, bad);
+      lanes_each(w.exec, [&](uint32_t l) { d[l] = S::apply(a(l), b(l)); });
+    } else {
+      lanes_pure(d, w.exec, m.full(), m.wave(), [&](uint32_t l) { return S::apply(a(l), b(l)); });
+    }
+    return Flow::Next;
+  }
+  static Flow scalar(Machine& m, WarpState& w, const Insn& in) {
+    uint32_t a = m.uniform(w, in.a), b = m.uniform(w, in.b);
+    if (S::fault(a, b)) return m.raise(w, isa::Event::DivZero);
+    w.sregs[in.dst] = S::apply(a, b);
+    return Flow::Next;
+  }
+  static Handler select(const Insn& in) {
+    if (in.dst_kind == DstKind::S) return &scalar;
+    bool av = in.a.per_lane(), bv = in.b.per_lane();
+    if (av && bv) return &vec<true, true>;
+    if (av) return &vec<true, false>;
+    if (bv) return &vec<false, true>;
+    return &vec<false, false>;
+  }
+};
+
+// ---- Compare, Select, PredOp -----------------------------------------------------
+template <class S>
+struct CompareFam {
+  template <bool AV, bool BV>
+  static Flow run(Machine& m, WarpState& w, const Insn& in) {
+    Reader<AV> a(m, w, in.a);
+    Reader<BV> b(m, w, in.b);
+    uint64_t bits = 0;
+    const uint32_t wave = m.wave();
+    for (uint32_t l = 0; l < wave; ++l) bits |= uint64_t{S::apply(a(l), b(l))} << l;
+    uint64_t& p = w.preds[in.dst];
+    p = (p & ~w.exec) | (bits & w.exec);
+    return Flow::Next;
+  }
+  static Handler select(const Insn& in) {
+    bool av = in.a.per_lane(), bv = in.b.per_lane();
+    if (av && bv) return &run<true, true>;
+    if (av) return &run<true, false>;
+    if (bv) return &run<false, true>;
+    return &run<false, false>;
+  }
+};
+
+template <class S>
+struct SelectFam {
+  template <bool AV, bool BV>
+  static Flow run(Machine& m, WarpState& w, const Insn& in) {
+    Reader<AV> a(m, w, in.a);
+    Reader<BV> b(m, w, in.b);
+    uint64_t p = pred(w, in.pa, in.na);
+    lanes_pure(m.vreg(w, in.dst), w.exec, m.full(), m.wave(),
+               [&](uint32_t l) { return ((p >> l) & 1) ? a(l) : b(l); });
+    return Flow::Next;
+  }
+  static Handler select(const Insn& in) {
+    bool av = in.a.per_lane(), bv = in.b.per_lane();
+    if (av && bv) return &run<true, true>;
+    if (av) return &run<true, false>;
+    if (bv) return &run<false, true>;
+    return &run<false, false>;
+  }
+};
+
+template <class S>
+struct PredOpFam {
+  static Flow run(Machine&, WarpState& w, const Insn& in) {
+    uint64_t r = S::apply(pred(w, in.pa, in.na), pred(w, in.pb, in.nb));
+    uint64_t& p = w.preds[in.dst];
+    p = (p & ~w.exec) | (r & w.exec);
+    return Flow::Next;
+  }
+  static Handler select(const Insn&) { return &run; }
+};
+
+// ---- Load, Store (mem.*) -----------------------------------------------------------
+inline uint32_t read_le(const uint8_t* p, uint32_t size) {
+  uint32_t v = 0;
+  for (uint32_t i = 0; i < size; ++i) v |= uint32_t{p[i]} << (8 * i);
+  return v;
+}
+
+// mem.check: the lowest active lane's address is misaligned or out of bounds.
+inline isa::Event check_access(uint32_t addr, uint32_t size, size_t bytes) {
+  if (addr % size != 0) return isa::Event::MemMisaligned;
+  if (uint64_t{addr} + size > bytes) return isa::Event::MemOutOfBounds;
+  return isa::Event::None;
+}
+
+template <class S>
+struct LoadFam {
+  template <bool BV>
+  static Flow vec(Machine& m, WarpState& w, const Insn& in) {
+    Reader<BV> base(m, w, in.a);
+    const std::vector<uint8_t>& mem = m.space_bytes(w, in.space);
+    isa::Event ev = isa::Event::None;
+    int32_t bad = -1;
+    uint32_t bad_addr = 0;
+    lanes_each(w.exec, [&](uint32_t l) {
+      if (bad >= 0) return;
+      uint32_t addr = base(l) + in.offset;
+      isa::Event e = check_access(addr, S::size, mem.size());
+      if (e != isa::Event::None) ev = e, bad = static_cast<int32_t>(l), bad_addr = addr;
+    });
+    if (bad >= 0) return m.raise(w, ev, bad, bad_addr, in.space);
+    uint32_t* d = m.vreg(w, in.dst);
+    lanes_each(w.exec, [&](uint32_t l) {
+      uint32_t addr = base(l) + in.offset;
+      d[l] = S::extend(read_le(mem.data() + addr, S::size));
+    });
+    return Flow::Next;
+  }
+  static Flow scalar(Machine& m, WarpState& w, const Insn& in) {  // mem.load.scalar
+    const std::vector<uint8_t>& mem = m.space_bytes(w, in.space);
+    uint32_t addr = m.uniform(w, in.a) + in.offset;
+    isa::Event e = check_access(addr, S::size, mem.size());
+    if (e != isa::Event::None) return m.raise(w, e, -1, addr, in.space);
+    w.sregs[in.dst] = S::extend(read_le(mem.data() + addr, S::size));
+    return Flow::Next;
+  }
+  static Handler select(const Insn& in) {
+    if (in.dst_kind == DstKind::S) return &scalar;
+    return in.a.per_lane() ? &vec<true> : &vec<false>;
+  }
+};
+
+template <class S>
+struct StoreFam {
+  // Operands: a = address base, b = value.
+  template <bool BV, bool VV>
+  static Flow run(Machine& m, WarpState& w, const Insn& in) {
+    Reader<BV> base(m, w, in.a);
+    Reader<VV> val(m, w, in.b);
+    size_t bytes = m.space_bytes(w, in.space).size();
+    isa::Event ev = isa::Event::None;
+    int32_t bad = -1;
+    uint32_t bad_addr = 0;
+    lanes_each(w.exec, [&](uint32_t l) {
+      if (bad >= 0) return;
+      uint32_t addr = base(l) + in.offset;
+      isa::Event e = check_access(addr, S::size, bytes);
+      if (e != isa::Event::None) ev = e, bad = static_cast<int32_t>(l), bad_addr = addr;
+    });
+    if (bad >= 0) return m.raise(w, ev, bad, bad_addr, in.space);
+    // mem.store.order: lanes write in ascending order; the highest lane wins.
+    lanes_each(w.exec, [&](uint32_t l) { m.store(w, in.space, base(l) + in.offset, val(l), S::size); });
+    return Flow::Next;
+  }
+  static Handler select(const Insn& in) {
+    bool bv = in.a.per_lane(), vv = in.b.per_lane();
+    if (bv && vv) return &run<true, true>;
+    if (bv) return &run<true, false>;
+    if (vv) return &run<false, true>;
+    return &run<false, false>;
+  }
+};
+
+// ---- cross-lane (xlane.*) -----------------------------------------------------------
+template <class S>
+struct BallotFam {
+  static Flow run(Machine&, WarpState& w, const Insn& in) {
+    uint64_t bits = pred(w, in.pa, in.na) & w.exec;
+    w.sregs[in.dst] = static_cast<uint32_t>(bits >> S::shift);
+    return Flow::Next;
+  }
+  static Handler select(const Insn&) { return &run; }
+};
+
+template <class S>
+struct VoteFam {
+  static Flow run(Machine&, WarpState& w, const Insn& in) {
+    bool r = S::apply(pred(w, in.pa, in.na) & w.exec, w.exec);
+    uint64_t& p = w.preds[in.dst];
+    p = (p & ~w.exec) | (r ? w.exec : 0);
+    return Flow::Next;
+  }
+  static Handler select(const Insn&) { return &run; }
+};
+
+template <class S>
+struct ReadLaneFam {
+  static Flow run(Machine& m, WarpState& w, const Insn& in) {
+    uint32_t lane = m.uniform(w, in.b);
+    bool ok = lane < m.wave() && ((w.exec >> lane) & 1);
+    w.sregs[in.dst] = ok ? m.vreg(w, in.a.index)[lane] : 0;
+    return Flow::Next;
+  }
+  static Handler select(const Insn&) { return &run; }
+};
+
+template <class S>
+struct ShuffleFam {
+  template <bool BV>
+  static Flow run(Machine& m, WarpState& w, const Insn& in) {
+    Reader<BV> b(m, w, in.b);
+    const uint32_t wave = m.wave();
+    uint32_t src[isa::kMaxWave];
+    std::memcpy(src, m.vreg(w, in.a.index), wave * sizeof(uint32_t));
+    const uint64_t exec = w.exec;
+    lanes_pure(m.vreg(w, in.dst), exec, m.full(), wave, [&](uint32_t l) {
+      uint32_t s = S::source(l, b(l));
+      return (s < wave && ((exec >> s) & 1)) ? src[s] : 0u;
+    });
+    return Flow::Next;
+  }
+  static Handler select(const Insn& in) { return in.b.per_lane() ? &run<true> : &run<false>; }
+};
+
+template <class S>
+struct ControlFam {
+  static Handler select(const Insn&) { return &S::exec; }
+};
+
+using Selector = Handler (*)(const Insn&);
+
+constexpr Selector kSelectors[] = {
+#define X(id, mn, fam, sig, semantics, feat, clause, summary) &fam##Fam<semantics>::select,
+#include "isa/instructions.def"
+#undef X
+};
+static_assert(std::size(kSelectors) == isa::kOpCount);
+
+}  // namespace
+
+Handler select_handler(const Insn& in) { return kSelectors[static_cast<size_t>(in.op)](in); }
+
+}  // namespace simt::exec

@@ -1,0 +1,417 @@
+#include "exec/machine.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace simt::exec {
+
+std::string_view status_name(Status s) {
+  switch (s) {
+    case Status::Completed: return "completed";
+    case Status::Trapped: return "trapped";
+    case Status::Paused: return "paused";
+    case Status::Deadlock: return "deadlock";
+    case Status::Livelock: return "livelock";
+    case Status::StepLimit: return "step_limit";
+  }
+  return "completed";
+}
+
+std::optional<Status> find_status(std::string_view name) {
+  for (Status s : {Status::Completed, Status::Trapped, Status::Paused, Status::Deadlock,
+                   Status::Livelock, Status::StepLimit})
+    if (status_name(s) == name) return s;
+  return std::nullopt;
+}
+
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {  // exec.sched.random
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+uint32_t word_at(const std::vector<uint8_t>& mem, uint32_t word) {
+  uint32_t v = 0;
+  size_t base = size_t{word} * 4;
+  for (size_t i = 0; i < 4 && base + i < mem.size(); ++i) v |= uint32_t{mem[base + i]} << (8 * i);
+  return v;
+}
+
+struct Hasher {
+  uint64_t h = 0x243F6A8885A308D3ull;
+  void u64(uint64_t x) { h = mix(h ^ x) + 0x9E3779B97F4A7C15ull; }
+  void bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    u64(n);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t x;
+      std::memcpy(&x, b + i, 8);
+      u64(x);
+    }
+    uint64_t tail = 0;
+    for (size_t k = 0; i + k < n; ++k) tail |= uint64_t{b[i + k]} << (8 * k);
+    u64(tail);
+  }
+  template <typename T>
+  void vec(const std::vector<T>& v) {
+    bytes(v.data(), v.size() * sizeof(T));
+  }
+};
+
+}  // namespace
+
+Machine::Machine(std::shared_ptr<const Program> program) : prog_(std::move(program)) {
+  const LaunchConfig& c = prog_->config;
+  insns_ = prog_->insns.data();
+  size_ = static_cast<uint32_t>(prog_->insns.size());
+  wave_ = c.wave;
+  full_ = wave_ == 64 ? ~0ull : ((1ull << wave_) - 1);
+  nwarps_ = c.total_warps();
+  lane_ids_.resize(wave_);
+  for (uint32_t l = 0; l < wave_; ++l) lane_ids_[l] = l;
+  // exec.livelock: with the random policy the scheduler's generator state is part
+  // of the machine state and never recurs in practice; detection is off.
+  livelock_enabled_ = c.livelock_check && c.policy != Policy::Random;
+  init_state();
+  det_.tortoise = st_;
+}
+
+// state.init
+void Machine::init_state() {
+  const LaunchConfig& c = prog_->config;
+  st_.warps.assign(nwarps_, WarpState{});
+  for (auto& w : st_.warps) {
+    w.pc = 0;
+    w.exec = w.live = full_;
+    w.sp = c.stack;
+    w.mask_stack.reserve(c.mask_depth);
+    w.pc_stack.reserve(c.call_depth);
+    w.sregs.assign(c.sregs, 0);
+    w.vregs.assign(size_t{c.vregs} * wave_, 0);
+    w.preds.fill(0);
+    w.preds[isa::kPredTrue] = ~0ull;
+  }
+  st_.mem.buffers.clear();
+  for (const auto& b : prog_->buffers) st_.mem.buffers.push_back(b.init);
+  st_.mem.slm.assign(c.workgroups, std::vector<uint8_t>(c.slm, 0));
+  st_.mem.stack.assign(size_t{nwarps_} * c.stack, 0);
+  st_.mem.hash = 0;
+  for (uint32_t i = 0; i < st_.mem.buffers.size(); ++i) {
+    const auto& mem = st_.mem.buffers[i];
+    for (uint32_t wd = 0; size_t{wd} * 4 < mem.size(); ++wd) {
+      uint32_t v = word_at(mem, wd);
+      if (v) st_.mem.hash ^= mem_word_hash(i, wd, v);
+    }
+  }
+  st_.cores.assign(c.cores, CoreState{});
+  st_.barriers.assign(c.workgroups, BarrierState{});
+  st_.global_esr = 0;
+  st_.rr_cursor = 0;
+  st_.rng = c.seed;
+  done_count_ = 0;
+}
+
+uint64_t Machine::mem_word_hash(uint32_t space_id, uint32_t word, uint32_t value) const {
+  return mix((uint64_t{space_id} << 40) ^ (uint64_t{word} << 8) ^ 0x5bd1e995ull) ^
+         mix(uint64_t{value} * 0x9E3779B97F4A7C15ull + space_id);
+}
+
+uint32_t Machine::space_id(const WarpState& w, uint16_t space) const {
+  if (space == kSpaceSlm) return 0x10000u + warp_id(w) / prog_->config.warps;
+  return space;
+}
+
+std::vector<uint8_t>& Machine::space_bytes(const WarpState& w, uint16_t space) {
+  if (space == kSpaceSlm) return st_.mem.slm[warp_id(w) / prog_->config.warps];
+  return st_.mem.buffers[space];
+}
+
+void Machine::store(const WarpState& w, uint16_t space, uint32_t addr, uint32_t value,
+                    uint32_t size) {
+  std::vector<uint8_t>& mem = space_bytes(w, space);
+  uint32_t word = addr / 4;
+  uint32_t before = word_at(mem, word);
+  for (uint32_t i = 0; i < size; ++i) mem[addr + i] = static_cast<uint8_t>(value >> (8 * i));
+  uint32_t after = word_at(mem, word);
+  if (before != after) {
+    uint32_t id = space_id(w, space);
+    if (before) st_.mem.hash ^= mem_word_hash(id, word, before);
+    if (after) st_.mem.hash ^= mem_word_hash(id, word, after);
+  }
+}
+
+uint32_t Machine::special(const WarpState& w, isa::Special s) const {
+  const LaunchConfig& c = prog_->config;
+  uint32_t gw = warp_id(w);
+  switch (s) {
+    case isa::Special::Lane: return 0;  // per-lane; never read as a uniform value
+    case isa::Special::Warp: return gw % c.warps;
+    case isa::Special::GWarp: return gw;
+    case isa::Special::Wg: return gw / c.warps;
+    case isa::Special::Core: return (gw / c.warps) % c.cores;
+    case isa::Special::Wave: return c.wave;
+    case isa::Special::Simd: return c.simd_width();
+    case isa::Special::NWarps: return c.warps;
+    case isa::Special::NWg: return c.workgroups;
+    case isa::Special::Exec:
+    case isa::Special::ExecLo: return static_cast<uint32_t>(w.exec);
+    case isa::Special::ExecHi: return static_cast<uint32_t>(w.exec >> 32);
+    case isa::Special::kCount: break;
+  }
+  return 0;
+}
+
+// state.special.exec: writes keep only live lanes below the wave size.
+void Machine::write_special(WarpState& w, isa::Special s, uint32_t v) {
+  uint64_t e = w.exec;
+  switch (s) {
+    case isa::Special::Exec: e = v; break;
+    case isa::Special::ExecLo: e = (e & 0xffffffff00000000ull) | v; break;
+    case isa::Special::ExecHi: e = (e & 0xffffffffull) | (uint64_t{v} << 32); break;
+    default: return;
+  }
+  w.exec = e & w.live & full_;
+}
+
+Flow Machine::raise(const WarpState& w, isa::Event e, int32_t lane, uint32_t addr, uint16_t space) {
+  EventInfo ev;
+  ev.code = e;
+  ev.warp = warp_id(w);
+  ev.pc = w.pc;
+  ev.lane = lane;
+  ev.addr = addr;
+  if (space == kSpaceSlm) ev.space = "slm";
+  else if (space < prog_->buffers.size()) ev.space = prog_->buffers[space].name;
+  event_ = std::move(ev);
+  return Flow::Event;
+}
+
+// bar.arrive, bar.release: the warp waits at the barrier with its PC on `bar`;
+// when every warp of the workgroup has arrived, all of them move past it.
+Flow Machine::barrier_arrive(WarpState& w) {
+  const uint32_t per_wg = prog_->config.warps;
+  const uint32_t wg = warp_id(w) / per_wg;
+  BarrierState& b = st_.barriers[wg];
+  w.status = WarpStatus::Barrier;
+  if (++b.arrived == per_wg) {
+    for (uint32_t i = wg * per_wg; i < (wg + 1) * per_wg; ++i) {
+      WarpState& o = st_.warps[i];
+      if (o.status == WarpStatus::Barrier) {
+        o.status = WarpStatus::Ready;
+        o.pc += 1;
+      }
+    }
+    b.arrived = 0;
+    b.generation += 1;
+  }
+  return Flow::Jump;
+}
+
+void Machine::warp_done(WarpState& w) {
+  w.status = WarpStatus::Done;
+  ++done_count_;
+}
+
+// exec.sched.*
+int Machine::pick() {
+  const auto& ws = st_.warps;
+  switch (prog_->config.policy) {
+    case Policy::RoundRobin:
+      for (uint32_t i = 0, c = st_.rr_cursor; i < nwarps_; ++i, c = (c + 1 == nwarps_ ? 0 : c + 1))
+        if (ws[c].status == WarpStatus::Ready) return static_cast<int>(c);
+      return -1;
+    case Policy::LowestPcFirst: {
+      int best = -1;
+      for (uint32_t i = 0; i < nwarps_; ++i)
+        if (ws[i].status == WarpStatus::Ready && (best < 0 || ws[i].pc < ws[static_cast<size_t>(best)].pc))
+          best = static_cast<int>(i);
+      return best;
+    }
+    case Policy::OldestFirst:
+      for (uint32_t i = 0; i < nwarps_; ++i)
+        if (ws[i].status == WarpStatus::Ready) return static_cast<int>(i);
+      return -1;
+    case Policy::Random: {
+      uint32_t ready = 0;
+      for (const auto& w : ws) ready += w.status == WarpStatus::Ready;
+      uint64_t r = splitmix64(st_.rng);
+      if (ready == 0) return -1;
+      uint32_t k = static_cast<uint32_t>(r % ready);
+      for (uint32_t i = 0; i < nwarps_; ++i)
+        if (ws[i].status == WarpStatus::Ready && k-- == 0) return static_cast<int>(i);
+      return -1;
+    }
+  }
+  return -1;
+}
+
+std::optional<Status> Machine::finish(Status s) {
+  final_ = s;
+  return s;
+}
+
+// exec.step
+std::optional<Status> Machine::advance(uint64_t n) {
+  if (final_) return final_;
+  const uint64_t max_steps = prog_->config.max_steps;
+  const bool rr = prog_->config.policy == Policy::RoundRobin;
+  for (uint64_t k = 0; k < n; ++k) {
+    if (done_count_ == nwarps_) return finish(Status::Completed);
+    if (steps_ >= max_steps) return finish(Status::StepLimit);
+    int wi = pick();
+    if (wi < 0) return finish(Status::Deadlock);  // exec.status.deadlock
+    WarpState& w = st_.warps[static_cast<size_t>(wi)];
+    const uint64_t exec = w.exec;
+    if (trace_) trace_(TraceRecord{steps_, static_cast<uint32_t>(wi), w.pc, exec});
+    if (w.pc >= size_) {  // event.pc_range
+      raise(w, isa::Event::PcRange);
+      return finish(Status::Trapped);
+    }
+    const Insn& in = insns_[w.pc];
+    Flow f = in.fn(*this, w, in);
+    if (f == Flow::Event) return finish(Status::Trapped);
+    if (f == Flow::Next) ++w.pc;
+    ++steps_;
+    lane_ops_ += exec == full_ ? wave_ : static_cast<uint64_t>(std::popcount(exec));
+    if (rr) st_.rr_cursor = static_cast<uint32_t>(wi) + 1 == nwarps_ ? 0 : static_cast<uint32_t>(wi) + 1;
+    if (livelock_enabled_ && check_livelock()) return finish(Status::Livelock);
+  }
+  if (done_count_ == nwarps_) return finish(Status::Completed);
+  return std::nullopt;
+}
+
+Outcome Machine::run() {
+  advance(~0ull);
+  return outcome();
+}
+
+// exec.livelock: Brent's cycle detection over the full machine state. The state
+// after the latest step is compared with the state recorded at the last power of
+// two; equal states mean the deterministic machine repeats forever.
+bool Machine::check_livelock() {
+  const MachineState& t = det_.tortoise;
+  bool same = st_.rr_cursor == t.rr_cursor && st_.mem.hash == t.mem.hash &&
+              st_.barriers == t.barriers;
+  for (size_t i = 0; same && i < st_.warps.size(); ++i) {
+    const WarpState& a = st_.warps[i];
+    const WarpState& b = t.warps[i];
+    same = a.pc == b.pc && a.exec == b.exec && a.live == b.live && a.status == b.status &&
+           a.mask_stack.size() == b.mask_stack.size() && a.pc_stack.size() == b.pc_stack.size();
+  }
+  if (same && st_ == t) return true;
+  if (++det_.lam == det_.power) {
+    det_.tortoise = st_;
+    det_.power *= 2;
+    det_.lam = 0;
+  }
+  return false;
+}
+
+Outcome Machine::outcome() const {
+  Outcome o;
+  o.status = final_.value_or(Status::StepLimit);
+  if (o.status == Status::Trapped) o.event = event_;
+  o.steps = steps_;
+  o.lane_ops = lane_ops_;
+  for (size_t i = 0; i < prog_->buffers.size(); ++i) {
+    const auto& b = prog_->buffers[i];
+    if (b.mode == syntax::BufferMode::In) continue;
+    o.buffers.push_back({b.name, b.type, st_.mem.buffers[i]});
+  }
+  return o;
+}
+
+Snapshot Machine::snapshot() const { return Snapshot{st_, steps_, lane_ops_, det_}; }
+
+bool Machine::restore(const Snapshot& s) {
+  const MachineState& n = s.state;
+  if (n.warps.size() != st_.warps.size() || n.mem.buffers.size() != st_.mem.buffers.size() ||
+      n.barriers.size() != st_.barriers.size() || n.cores.size() != st_.cores.size())
+    return false;
+  for (size_t i = 0; i < n.warps.size(); ++i) {
+    const WarpState& w = n.warps[i];
+    if (w.vregs.size() != st_.warps[i].vregs.size() || w.sregs.size() != st_.warps[i].sregs.size() ||
+        w.mask_stack.size() > prog_->config.mask_depth || w.pc_stack.size() > prog_->config.call_depth)
+      return false;
+  }
+  st_ = n;
+  steps_ = s.steps;
+  lane_ops_ = s.lane_ops;
+  det_ = s.detector;
+  final_.reset();
+  event_.reset();
+  done_count_ = 0;
+  for (const auto& w : st_.warps) done_count_ += w.status == WarpStatus::Done;
+  return true;
+}
+
+uint64_t Machine::hash() const {
+  Hasher h;
+  for (const auto& w : st_.warps) {
+    h.u64(w.pc);
+    h.u64(w.exec);
+    h.u64(w.live);
+    h.u64(static_cast<uint64_t>(w.status) | uint64_t{static_cast<uint8_t>(w.mode)} << 8 |
+          uint64_t{w.part} << 16 | uint64_t{w.in_handler} << 24);
+    h.u64(w.sp);
+    h.u64(w.mask_stack.size());
+    for (const auto& e : w.mask_stack) {
+      h.u64(e.saved);
+      h.u64(e.other);
+      h.u64(static_cast<uint64_t>(e.kind));
+    }
+    h.vec(w.pc_stack);
+    h.vec(w.sregs);
+    h.vec(w.vregs);
+    for (uint64_t p : w.preds) h.u64(p);
+  }
+  for (const auto& b : st_.mem.buffers) h.vec(b);
+  for (const auto& s : st_.mem.slm) h.vec(s);
+  h.vec(st_.mem.stack);
+  for (const auto& c : st_.cores) {
+    h.u64(c.esr);
+    h.u64(c.tgid);
+    h.u64(c.tba);
+    h.u64(c.tba_valid);
+  }
+  for (const auto& b : st_.barriers) {
+    h.u64(b.arrived);
+    h.u64(b.generation);
+  }
+  h.u64(st_.global_esr);
+  h.u64(st_.rr_cursor);
+  h.u64(st_.rng);
+  return mix(h.h);
+}
+
+// exec.trace.format
+std::string format_trace(const Program& p, const TraceRecord& r) {
+  char head[96];
+  int digits = static_cast<int>((p.config.wave + 3) / 4);
+  std::snprintf(head, sizeof head, "#%llu w%u pc=%u exec=0x%0*llx ",
+                static_cast<unsigned long long>(r.step), r.warp, r.pc, digits,
+                static_cast<unsigned long long>(r.exec));
+  std::string out = head;
+  if (r.pc < p.text.size()) {
+    out += p.text[r.pc];
+    out += "  ; line " + std::to_string(p.spans[r.pc].line);
+  } else {
+    out += "<past the end of the program>";
+  }
+  return out;
+}
+
+}  // namespace simt::exec

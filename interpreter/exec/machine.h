@@ -1,0 +1,162 @@
+// The reference executor (spec/execution.md). A Machine runs one launch of one
+// predecoded program: each step the scheduler picks a ready warp and the warp
+// executes one instruction for its active lanes. It does no I/O: traces go to a
+// caller-supplied sink, outcomes are values.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/program.h"
+#include "exec/state.h"
+
+namespace simt::exec {
+
+// Outcome statuses (exec.status.*).
+enum class Status : uint8_t { Completed, Trapped, Paused, Deadlock, Livelock, StepLimit };
+std::string_view status_name(Status s);
+std::optional<Status> find_status(std::string_view name);
+
+// A machine event with its location (spec/events.md).
+struct EventInfo {
+  isa::Event code = isa::Event::None;
+  uint32_t warp = 0;   // global warp id
+  uint32_t pc = 0;
+  int32_t lane = -1;   // lowest faulting lane, or -1 if the event is not per-lane
+  uint32_t addr = 0;   // memory events: the byte address
+  std::string space;   // memory events: buffer name or "slm"
+  bool operator==(const EventInfo&) const = default;
+};
+
+struct BufferOut {
+  std::string name;
+  syntax::ElemType type = syntax::ElemType::U32;
+  std::vector<uint8_t> bytes;
+  bool operator==(const BufferOut&) const = default;
+};
+
+struct Outcome {
+  Status status = Status::Completed;
+  std::optional<EventInfo> event;  // Trapped only
+  uint64_t steps = 0;              // instructions committed
+  uint64_t lane_ops = 0;           // sum over committed instructions of active lanes
+  std::vector<BufferOut> buffers;  // `out` and `inout` buffers, in declaration order
+  // Equality of the architectural outcome: status, event and buffers (exec.outcome).
+  bool same_result(const Outcome& o) const {
+    return status == o.status && event == o.event && buffers == o.buffers;
+  }
+};
+
+struct TraceRecord {
+  uint64_t step;
+  uint32_t warp;
+  uint32_t pc;
+  uint64_t exec;
+};
+using TraceSink = std::function<void(const TraceRecord&)>;
+
+// The trace line for a record (exec.trace.format).
+std::string format_trace(const Program& p, const TraceRecord& r);
+
+// Brent cycle-detection state (exec.livelock): part of a snapshot so that a
+// restored machine detects a livelock at the same step as the original.
+struct LivelockDetector {
+  MachineState tortoise;
+  uint64_t power = 1;
+  uint64_t lam = 0;
+  bool operator==(const LivelockDetector&) const = default;
+};
+
+struct Snapshot {
+  MachineState state;
+  uint64_t steps = 0;
+  uint64_t lane_ops = 0;
+  LivelockDetector detector;
+};
+
+class Machine {
+ public:
+  explicit Machine(std::shared_ptr<const Program> program);
+
+  // Runs until the launch ends; returns its outcome.
+  Outcome run();
+  // Runs at most `n` steps. Returns the final status once the launch has ended.
+  std::optional<Status> advance(uint64_t n);
+  std::optional<Status> step() { return advance(1); }
+
+  Outcome outcome() const;
+  uint64_t steps() const { return steps_; }
+  const MachineState& state() const { return st_; }
+  const Program& program() const { return *prog_; }
+  const LaunchConfig& config() const { return prog_->config; }
+
+  // exec.snapshot: full-state snapshot, restore, equality and hash at any
+  // instruction boundary. Restore requires a machine built from the same program.
+  Snapshot snapshot() const;
+  bool restore(const Snapshot& s);
+  uint64_t hash() const;  // hash of the MachineState (not of the step counter)
+
+  void set_trace(TraceSink sink) { trace_ = std::move(sink); }
+
+  // ---- helpers for the instruction semantics (dispatch.cpp) -----------------------
+  uint32_t wave() const { return wave_; }
+  uint64_t full() const { return full_; }
+  const uint32_t* lane_ids() const { return lane_ids_.data(); }
+  uint32_t* vreg(WarpState& w, uint32_t r) { return w.vregs.data() + size_t{r} * wave_; }
+  const uint32_t* lanes(WarpState& w, const Src& s) {
+    return s.kind == SrcKind::VReg ? vreg(w, s.index) : lane_ids_.data();
+  }
+  uint32_t uniform(const WarpState& w, const Src& s) const {
+    switch (s.kind) {
+      case SrcKind::Imm: return s.imm;
+      case SrcKind::SReg: return w.sregs[s.index];
+      case SrcKind::Special: return special(w, static_cast<isa::Special>(s.index));
+      default: return 0;
+    }
+  }
+  uint32_t special(const WarpState& w, isa::Special s) const;
+  void write_special(WarpState& w, isa::Special s, uint32_t v);
+  uint32_t warp_id(const WarpState& w) const { return static_cast<uint32_t>(&w - st_.warps.data()); }
+  // Records an event for the current instruction; the handler then returns Event.
+  Flow raise(const WarpState& w, isa::Event e, int32_t lane = -1, uint32_t addr = 0,
+             uint16_t space = kSpaceNone);
+  // Memory: the bytes of a space as seen by warp w (kSpaceSlm: its workgroup's SLM).
+  std::vector<uint8_t>& space_bytes(const WarpState& w, uint16_t space);
+  void store(const WarpState& w, uint16_t space, uint32_t addr, uint32_t value, uint32_t size);
+  // bar.arrive; returns Jump (the PC is managed by the barrier).
+  Flow barrier_arrive(WarpState& w);
+  // branch.exit bookkeeping once a warp has no live lane left.
+  void warp_done(WarpState& w);
+
+ private:
+  void init_state();
+  int pick();
+  bool check_livelock();
+  std::optional<Status> finish(Status s);
+  uint64_t mem_word_hash(uint32_t space_id, uint32_t word, uint32_t value) const;
+  uint32_t space_id(const WarpState& w, uint16_t space) const;
+
+  std::shared_ptr<const Program> prog_;
+  const Insn* insns_ = nullptr;
+  uint32_t size_ = 0;
+  uint32_t wave_ = 0;
+  uint64_t full_ = 0;
+  uint32_t nwarps_ = 0;
+  std::vector<uint32_t> lane_ids_;
+  MachineState st_;
+  uint64_t steps_ = 0;
+  uint64_t lane_ops_ = 0;
+  uint32_t done_count_ = 0;
+  bool livelock_enabled_ = true;
+  LivelockDetector det_;
+  std::optional<Status> final_;
+  std::optional<EventInfo> event_;
+  TraceSink trace_;
+};
+
+}  // namespace simt::exec

@@ -1,0 +1,261 @@
+#include <limits>
+#include <unordered_map>
+
+#include "exec/program.h"
+#include "text/printer.h"
+
+namespace simt::exec {
+
+using syntax::DiagKind;
+using syntax::OperandType;
+using syntax::RegFile;
+using syntax::StmtKind;
+
+namespace {
+
+// Evaluates a buffer size expression (syntax.buffer.size). Values stay within
+// [-2^40, 2^40] so nothing overflows; false if a bound is exceeded.
+bool eval_size(const syntax::SizeExpr& e, const LaunchConfig& c, int64_t& out, int depth = 0) {
+  using K = syntax::SizeExpr::Kind;
+  constexpr int64_t kBound = int64_t{1} << 40;
+  if (depth > 200) return false;
+  switch (e.kind) {
+    case K::Num: out = e.num; return true;
+    case K::Sym:
+      if (e.sym == "wave") out = c.wave;
+      else if (e.sym == "simd") out = c.simd_width();
+      else if (e.sym == "warps") out = c.warps;
+      else if (e.sym == "workgroups") out = c.workgroups;
+      else if (e.sym == "threads") out = static_cast<int64_t>(c.threads());
+      else return false;
+      return true;
+    default: break;
+  }
+  int64_t l = 0, r = 0;
+  if (!e.lhs || !e.rhs || !eval_size(*e.lhs, c, l, depth + 1) || !eval_size(*e.rhs, c, r, depth + 1))
+    return false;
+  if (e.kind == K::Add) out = l + r;
+  else if (e.kind == K::Sub) out = l - r;
+  else {
+    if (l != 0 && (r > kBound / (l < 0 ? -l : l) || r < -kBound / (l < 0 ? -l : l))) return false;
+    out = l * r;
+  }
+  return out >= -kBound && out <= kBound;
+}
+
+void put(std::vector<uint8_t>& bytes, size_t index, uint32_t size, int64_t v) {
+  uint64_t u = static_cast<uint64_t>(v);
+  for (uint32_t i = 0; i < size; ++i) bytes[index * size + i] = static_cast<uint8_t>(u >> (8 * i));
+}
+
+}  // namespace
+
+std::vector<BufferLayout> layout_buffers(const syntax::Program& p, const LaunchConfig& cfg,
+                                         syntax::Diagnostics& d) {
+  std::vector<BufferLayout> out;
+  uint64_t total = 0;
+  for (const auto& b : p.buffers) {
+    BufferLayout L;
+    L.name = b.name;
+    L.type = b.type;
+    L.mode = b.mode;
+    const uint32_t es = syntax::elem_size(b.type);
+    int64_t count = 0;
+    if (!eval_size(b.count, cfg, count) || count < 0 ||
+        static_cast<uint64_t>(count) * es > kMaxBufferBytes) {
+      d.add(DiagKind::Config, b.span,
+            "buffer '" + b.name + "' has a size that is negative or over " +
+                std::to_string(kMaxBufferBytes >> 20) + " MiB in this launch configuration");
+      continue;
+    }
+    total += static_cast<uint64_t>(count) * es;
+    if (total > kMaxBufferBytes) {
+      d.add(DiagKind::Config, b.span, "buffers exceed " + std::to_string(kMaxBufferBytes >> 20) + " MiB in total");
+      continue;
+    }
+    L.count = static_cast<uint32_t>(count);
+    L.bytes = L.count * es;
+    L.init.assign(L.bytes, 0);
+    // syntax.buffer.init: values must fit the element type (signed or unsigned).
+    const int64_t lo = es == 4 ? std::numeric_limits<int32_t>::min() : -(int64_t{1} << (8 * es - 1));
+    const int64_t hi = es == 4 ? std::numeric_limits<uint32_t>::max() : (int64_t{1} << (8 * es)) - 1;
+    using K = syntax::BufferInit::Kind;
+    auto fits = [&](int64_t v) {
+      if (v >= lo && v <= hi) return true;
+      d.add(DiagKind::Config, b.span,
+            "initial value " + std::to_string(v) + " does not fit " +
+                std::string(syntax::elem_type_name(b.type)) + " in buffer '" + b.name + "'");
+      return false;
+    };
+    switch (b.init.kind) {
+      case K::Zero: break;
+      case K::List:
+        if (b.init.values.size() > L.count) {
+          d.add(DiagKind::Config, b.span,
+                "buffer '" + b.name + "' has " + std::to_string(b.init.values.size()) +
+                    " initial values but only " + std::to_string(L.count) + " elements");
+          continue;
+        }
+        for (size_t i = 0; i < b.init.values.size(); ++i) {
+          if (!fits(b.init.values[i])) break;
+          put(L.init, i, es, b.init.values[i]);
+        }
+        break;
+      case K::Fill:
+        if (b.init.values.size() != 1 || !fits(b.init.values[0])) break;
+        for (size_t i = 0; i < L.count; ++i) put(L.init, i, es, b.init.values[0]);
+        break;
+      case K::Iota: {
+        if (b.init.values.size() != 2) break;
+        // Wraps modulo the element width, like a store of each value.
+        uint64_t v = static_cast<uint64_t>(b.init.values[0]);
+        const uint64_t step = static_cast<uint64_t>(b.init.values[1]);
+        for (size_t i = 0; i < L.count; ++i, v += step) put(L.init, i, es, static_cast<int64_t>(v));
+        break;
+      }
+    }
+    out.push_back(std::move(L));
+  }
+  return out;
+}
+
+namespace {
+
+Src to_src(const syntax::Value& v) {
+  Src s;
+  switch (v.file) {
+    case RegFile::V: s.kind = SrcKind::VReg; s.index = v.index; break;
+    case RegFile::S: s.kind = SrcKind::SReg; s.index = v.index; break;
+    case RegFile::Imm: s.kind = SrcKind::Imm; s.imm = static_cast<uint32_t>(v.imm); break;
+    case RegFile::Special:
+      s.kind = static_cast<isa::Special>(v.index) == isa::Special::Lane ? SrcKind::LaneId
+                                                                         : SrcKind::Special;
+      s.index = v.index;
+      break;
+    default: s.kind = SrcKind::None; break;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& cfg,
+                                 syntax::Diagnostics& d) {
+  Program prog;
+  prog.config = cfg;
+  const size_t before = d.size();
+  prog.buffers = layout_buffers(ex, cfg, d);
+  if (d.size() != before) return std::nullopt;
+  std::unordered_map<std::string, uint16_t> space;
+  for (size_t i = 0; i < prog.buffers.size() && i < kSpaceSlm; ++i)
+    space.emplace(prog.buffers[i].name, static_cast<uint16_t>(i));
+  std::unordered_map<std::string, uint32_t> labels;
+  uint32_t pc = 0;
+  for (const auto& s : ex.stmts) {
+    if (s.kind == StmtKind::Label) labels.emplace(s.label, pc);
+    else if (s.kind == StmtKind::Instr) ++pc;
+  }
+  // The executor indexes registers, predicates and buffers without checks; these
+  // guards keep that safe whatever the validator was asked to skip.
+  auto bad = [&](const syntax::Stmt& s, const std::string& m) {
+    d.add(DiagKind::Invalid, s.span, m);
+  };
+  auto reg_ok = [&](const syntax::Value& v) {
+    return !(v.file == RegFile::V && v.index >= cfg.vregs) &&
+           !(v.file == RegFile::S && v.index >= cfg.sregs) &&
+           !(v.file == RegFile::P && v.index >= isa::kNumPreds) &&
+           !(v.file == RegFile::Special && v.index >= static_cast<uint32_t>(isa::Special::kCount));
+  };
+  for (const auto& s : ex.stmts) {
+    if (s.kind == StmtKind::Label) continue;
+    if (s.kind != StmtKind::Instr) {
+      bad(s, "structured statement reached the predecoder");
+      return std::nullopt;
+    }
+    const auto& info = isa::info(s.op);
+    auto kinds = info.sig.view();
+    if (s.operands.size() != kinds.size()) {
+      bad(s, "wrong operand count");
+      return std::nullopt;
+    }
+    Insn in;
+    in.op = s.op;
+    int srcs = 0, preds = 0;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      const auto& o = s.operands[i];
+      if (!reg_ok(o.value)) {
+        bad(s, "register out of range");
+        return std::nullopt;
+      }
+      switch (kinds[i]) {
+        case isa::OperandKind::Dst:
+        case isa::OperandKind::VDst:
+        case isa::OperandKind::SDst:
+        case isa::OperandKind::PDst:
+          in.dst = o.value.index;
+          in.dst_kind = o.value.file == RegFile::V   ? DstKind::V
+                        : o.value.file == RegFile::S ? DstKind::S
+                        : o.value.file == RegFile::P ? DstKind::P
+                        : o.value.file == RegFile::Special ? DstKind::Special
+                                                           : DstKind::None;
+          if (in.dst_kind == DstKind::None ||
+              (in.dst_kind == DstKind::Special &&
+               (s.op != isa::Op::Mov ||
+                !isa::special_info(static_cast<isa::Special>(o.value.index)).writable))) {
+            bad(s, "destination cannot be written");
+            return std::nullopt;
+          }
+          break;
+        case isa::OperandKind::Src:
+        case isa::OperandKind::VSrc:
+        case isa::OperandKind::Lane: (srcs++ == 0 ? in.a : in.b) = to_src(o.value); break;
+        case isa::OperandKind::Pred:
+          if (preds++ == 0) {
+            in.pa = o.value.file == RegFile::PTrue ? isa::kPredTrue : static_cast<uint8_t>(o.value.index);
+            in.na = o.negate;
+          } else {
+            in.pb = o.value.file == RegFile::PTrue ? isa::kPredTrue : static_cast<uint8_t>(o.value.index);
+            in.nb = o.negate;
+          }
+          break;
+        case isa::OperandKind::Mem: {
+          if (o.name == "slm") {
+            in.space = kSpaceSlm;
+          } else {
+            auto it = space.find(o.name);
+            if (it == space.end()) {
+              bad(s, "unknown buffer '" + o.name + "'");
+              return std::nullopt;
+            }
+            in.space = it->second;
+          }
+          in.offset = static_cast<uint32_t>(o.offset);
+          (srcs++ == 0 ? in.a : in.b) = to_src(o.value);
+          break;
+        }
+        case isa::OperandKind::Label: {
+          auto it = labels.find(o.name);
+          if (it == labels.end()) {
+            bad(s, "undefined label '" + o.name + "'");
+            return std::nullopt;
+          }
+          in.target = it->second;
+          break;
+        }
+      }
+    }
+    // A scalar destination with a per-lane source would read lane data as uniform.
+    if ((in.dst_kind == DstKind::S || in.dst_kind == DstKind::Special) &&
+        info.family != isa::Family::ReadLane && (in.a.per_lane() || in.b.per_lane())) {
+      bad(s, "scalar destination with a per-lane source");
+      return std::nullopt;
+    }
+    in.fn = select_handler(in);
+    prog.insns.push_back(in);
+    prog.text.push_back(text::print_stmt(s));
+    prog.spans.push_back(s.span);
+  }
+  return prog;
+}
+
+}  // namespace simt::exec

@@ -1,0 +1,96 @@
+// The predecoded program (spec/execution.md, exec.predecode): a flat array of
+// instructions with labels resolved to PCs, registers to indices, operands to
+// typed sources, and each instruction's handler chosen once from the table.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/config.h"
+#include "isa/isa.h"
+#include "syntax/ast.h"
+#include "syntax/diag.h"
+
+namespace simt::exec {
+
+class Machine;
+struct WarpState;
+struct Insn;
+
+// What a handler tells the step loop (exec.step).
+enum class Flow : uint8_t {
+  Next,   // PC <- PC + 1
+  Jump,   // the handler set the PC (or the warp's status) itself
+  Event,  // a machine event: nothing was committed; the machine records it
+};
+
+using Handler = Flow (*)(Machine&, WarpState&, const Insn&);
+
+enum class SrcKind : uint8_t {
+  None,     // absent (e.g. a memory operand with only an offset): reads 0
+  VReg,     // per-lane vector register
+  LaneId,   // %lane: per-lane
+  Imm,      // immediate
+  SReg,     // scalar register
+  Special,  // uniform special register
+};
+
+struct Src {
+  SrcKind kind = SrcKind::None;
+  uint32_t index = 0;  // register number or isa::Special
+  uint32_t imm = 0;
+  bool per_lane() const { return kind == SrcKind::VReg || kind == SrcKind::LaneId; }
+};
+
+enum class DstKind : uint8_t { None, V, S, P, Special };
+
+inline constexpr uint16_t kSpaceNone = 0xffff;
+inline constexpr uint16_t kSpaceSlm = 0xfffe;
+
+struct Insn {
+  Handler fn = nullptr;
+  isa::Op op = isa::Op::Nop;
+  DstKind dst_kind = DstKind::None;
+  uint8_t pa = 0, pb = 0;           // predicate operands (isa::kPredTrue for pt)
+  bool na = false, nb = false;      // negated
+  uint16_t space = kSpaceNone;      // buffer index, kSpaceSlm or kSpaceNone
+  uint32_t dst = 0;
+  Src a, b;
+  uint32_t offset = 0;              // memory byte offset (two's complement)
+  uint32_t target = 0;              // branch target PC
+};
+
+struct BufferLayout {
+  std::string name;
+  syntax::ElemType type = syntax::ElemType::U32;
+  syntax::BufferMode mode = syntax::BufferMode::InOut;
+  uint32_t count = 0;              // elements
+  uint32_t bytes = 0;
+  std::vector<uint8_t> init;       // initial contents, `bytes` long
+};
+
+struct Program {
+  LaunchConfig config;             // the configuration it was assembled for
+  std::vector<Insn> insns;
+  std::vector<std::string> text;   // each instruction printed, for traces and listings
+  std::vector<syntax::Span> spans; // each instruction's source span
+  std::vector<BufferLayout> buffers;
+  size_t size() const { return insns.size(); }
+};
+
+// Resolves buffer sizes and initial data for a configuration (state.memory.buffer).
+// Reports config errors located at the buffer declaration.
+std::vector<BufferLayout> layout_buffers(const syntax::Program& p, const LaunchConfig& cfg,
+                                         syntax::Diagnostics& d);
+
+// Predecodes a validated, expanded program. Returns nothing (and adds diagnostics) if
+// anything the executor relies on does not hold.
+std::optional<Program> predecode(const syntax::Program& expanded, const LaunchConfig& cfg,
+                                 syntax::Diagnostics& d);
+
+// Chooses the handler of one decoded instruction (dispatch.cpp; from the table).
+Handler select_handler(const Insn& in);
+
+}  // namespace simt::exec

@@ -1,0 +1,87 @@
+// The complete machine state (spec/state.md). Everything that can influence a
+// future step lives here, so that a snapshot is a copy, equality is ==, and a
+// recurrence of this value proves a livelock (exec.livelock).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "isa/isa.h"
+
+namespace simt::exec {
+
+enum class WarpStatus : uint8_t {
+  Ready,    // may be scheduled
+  Barrier,  // waiting at a workgroup barrier (bar.arrive)
+  Done,     // every lane has exited
+  Paused,   // waiting for the host (reserved for the trap chapter's PAUSE)
+};
+
+enum class MaskKind : uint8_t { If = 0, Loop = 1 };
+
+// One mask-stack entry (branch.mask.entry).
+struct MaskEntry {
+  uint64_t saved = 0;  // exec when the entry was pushed
+  uint64_t other = 0;  // If: the lanes of the other side; Loop: lanes that continued
+  MaskKind kind = MaskKind::If;
+  bool operator==(const MaskEntry&) const = default;
+};
+
+// Execution mode of a warp (wave chapter): normal, or sub-vector looping.
+enum class WaveMode : uint8_t { Normal = 0, SubVector = 1 };
+
+struct WarpState {
+  uint32_t pc = 0;
+  uint64_t exec = 0;  // active lanes
+  uint64_t live = 0;  // lanes that have not exited
+  WarpStatus status = WarpStatus::Ready;
+  WaveMode mode = WaveMode::Normal;
+  uint8_t part = 0;   // current sub-vector part
+  bool in_handler = false;  // in the trap handler (trap chapter)
+  uint32_t sp = 0;    // program-stack pointer: byte offset into this warp's stack
+  std::vector<MaskEntry> mask_stack;
+  std::vector<uint32_t> pc_stack;
+  std::vector<uint32_t> sregs;
+  std::vector<uint32_t> vregs;  // register-major: vregs[r * wave + lane]
+  std::array<uint64_t, isa::kNumPreds + 1> preds{};  // preds[kPredTrue] is all ones
+  bool operator==(const WarpState&) const = default;
+};
+
+// Per-core trap-controller registers (state.core): ESR, TGID, TBA.
+struct CoreState {
+  uint32_t esr = 0;
+  uint32_t tgid = 0;
+  uint32_t tba = 0;
+  bool tba_valid = false;
+  bool operator==(const CoreState&) const = default;
+};
+
+struct BarrierState {
+  uint32_t arrived = 0;
+  uint32_t generation = 0;
+  bool operator==(const BarrierState&) const = default;
+};
+
+struct MemoryState {
+  std::vector<std::vector<uint8_t>> buffers;  // declared buffers, in declaration order
+  std::vector<std::vector<uint8_t>> slm;      // one per workgroup
+  std::vector<uint8_t> stack;                 // program stacks: warp g at g * stack bytes
+  // Order-independent hash of every non-zero 32-bit word, kept up to date by
+  // stores; equal memories have equal hashes (used to reject livelock candidates fast).
+  uint64_t hash = 0;
+  bool operator==(const MemoryState&) const = default;
+};
+
+struct MachineState {
+  std::vector<WarpState> warps;  // by global warp id
+  MemoryState mem;
+  std::vector<CoreState> cores;
+  std::vector<BarrierState> barriers;  // one per workgroup
+  uint32_t global_esr = 0;
+  uint32_t rr_cursor = 0;  // round_robin: next warp to consider
+  uint64_t rng = 0;        // random: SplitMix64 state
+  bool operator==(const MachineState&) const = default;
+};
+
+}  // namespace simt::exec

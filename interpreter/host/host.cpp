@@ -1,0 +1,166 @@
+#include "host/host.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <toml.hpp>
+
+#include "text/parser.h"
+#include "valid/valid.h"
+
+namespace simt::host {
+
+using syntax::DiagKind;
+
+bool read_file(const std::string& path, std::string& out, std::string& err) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    err = "cannot open '" + path + "'";
+    return false;
+  }
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) {
+    err = "cannot read '" + path + "'";
+    return false;
+  }
+  out = ss.str();
+  return true;
+}
+
+std::optional<std::string> parse_config_toml(std::string_view text, const std::string& name,
+                                             Overrides& out) {
+  try {
+    std::istringstream in{std::string(text)};
+    const auto data = toml::parse(in, name);
+    for (const auto& [key, value] : data.as_table()) {
+      if (key != "launch") return name + ": unknown table or key '" + key + "' (expected [launch])";
+      if (!value.is_table()) return name + ": 'launch' must be a table";
+    }
+    if (!data.contains("launch")) return std::nullopt;
+    for (const auto& [key, v] : toml::find(data, "launch").as_table()) {
+      auto where = name + ":" + std::to_string(v.location().line()) + ": ";
+      auto integer = [&](uint64_t max) -> std::optional<uint64_t> {
+        if (!v.is_integer() || v.as_integer() < 0 || static_cast<uint64_t>(v.as_integer()) > max)
+          return std::nullopt;
+        return static_cast<uint64_t>(v.as_integer());
+      };
+      struct U32 {
+        const char* key;
+        std::optional<uint32_t>* field;
+      };
+      const U32 u32s[] = {{"wave", &out.wave},       {"simd", &out.simd},
+                          {"warps", &out.warps},     {"workgroups", &out.workgroups},
+                          {"cores", &out.cores},     {"slm", &out.slm},
+                          {"vregs", &out.vregs},     {"sregs", &out.sregs},
+                          {"mask_depth", &out.mask_depth}, {"call_depth", &out.call_depth},
+                          {"stack", &out.stack}};
+      bool done = false;
+      for (const auto& u : u32s) {
+        if (key == u.key) {
+          auto n = integer(0xffffffffu);
+          if (!n) return where + "'" + key + "' must be a non-negative 32-bit integer";
+          *u.field = static_cast<uint32_t>(*n);
+          done = true;
+        }
+      }
+      if (done) continue;
+      if (key == "seed" || key == "max_steps") {
+        auto n = integer(static_cast<uint64_t>(INT64_MAX));
+        if (!n) return where + "'" + key + "' must be a non-negative integer";
+        (key == "seed" ? out.seed : out.max_steps) = *n;
+      } else if (key == "policy") {
+        if (!v.is_string()) return where + "'policy' must be a string";
+        auto p = exec::find_policy(v.as_string().str);
+        if (!p) return where + "unknown policy '" + v.as_string().str + "'";
+        out.policy = *p;
+      } else if (key == "livelock_check") {
+        if (!v.is_boolean()) return where + "'livelock_check' must be true or false";
+        out.livelock_check = v.as_boolean();
+      } else {
+        return where + "unknown key '" + key + "' in [launch]";
+      }
+    }
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> load_config_toml(const std::string& path, Overrides& out) {
+  std::string text, err;
+  if (!read_file(path, text, err)) return err;
+  return parse_config_toml(text, path, out);
+}
+
+exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadOptions& opt,
+                                  syntax::Diagnostics& diags) {
+  exec::LaunchConfig c;
+  // Where each field's final value came from, for locating errors.
+  std::map<std::string, std::pair<syntax::Span, std::string>> origin;
+  auto apply = [&](const char* name, auto& field, const auto& dir, const auto& toml, const auto& cli) {
+    if (dir.value) field = *dir.value, origin[name] = {dir.span, ""};
+    if (toml) field = *toml, origin[name] = {syntax::Span{}, " (set by the configuration file)"};
+    if (cli) field = *cli, origin[name] = {syntax::Span{}, " (set on the command line)"};
+  };
+  const Overrides& t = opt.toml;
+  const Overrides& k = opt.cli;
+  apply("wave", c.wave, d.wave, t.wave, k.wave);
+  apply("simd", c.simd, d.simd, t.simd, k.simd);
+  apply("warps", c.warps, d.warps, t.warps, k.warps);
+  apply("workgroups", c.workgroups, d.workgroups, t.workgroups, k.workgroups);
+  apply("cores", c.cores, d.cores, t.cores, k.cores);
+  apply("slm", c.slm, d.slm, t.slm, k.slm);
+  apply("vregs", c.vregs, d.vregs, t.vregs, k.vregs);
+  apply("sregs", c.sregs, d.sregs, t.sregs, k.sregs);
+  apply("mask_depth", c.mask_depth, d.mask_depth, t.mask_depth, k.mask_depth);
+  apply("call_depth", c.call_depth, d.call_depth, t.call_depth, k.call_depth);
+  apply("stack", c.stack, d.stack, t.stack, k.stack);
+  apply("seed", c.seed, d.seed, t.seed, k.seed);
+  apply("max_steps", c.max_steps, d.max_steps, t.max_steps, k.max_steps);
+  if (d.policy.value) {
+    if (auto p = exec::find_policy(*d.policy.value)) c.policy = *p;
+    else
+      diags.add(DiagKind::Config, d.policy.span,
+                "unknown policy '" + *d.policy.value +
+                    "' (round_robin, lowest_pc_first, oldest_first, random)");
+  }
+  if (t.policy) c.policy = *t.policy;
+  if (k.policy) c.policy = *k.policy;
+  if (t.livelock_check) c.livelock_check = *t.livelock_check;
+  if (k.livelock_check) c.livelock_check = *k.livelock_check;
+  if (auto e = exec::check(c)) {
+    auto it = origin.find(e->field);
+    syntax::Span span = it == origin.end() ? syntax::Span{} : it->second.first;
+    std::string from = it == origin.end() ? "" : it->second.second;
+    diags.add(DiagKind::Config, span, e->message + from);
+  }
+  return c;
+}
+
+LoadResult load(std::string_view text, const LoadOptions& opt) {
+  LoadResult r;
+  auto parsed = text::parse(text);
+  if (!parsed.ok()) {
+    r.diags = std::move(parsed.diags);
+    return r;
+  }
+  Loaded L;
+  L.ast = std::move(parsed.program);
+  L.config = resolve_config(L.ast.launch, opt, r.diags);
+  if (!r.diags.empty()) return r;
+  valid::check_structure(L.ast, r.diags);
+  if (!r.diags.empty()) return r;
+  L.expanded = valid::expand(L.ast);
+  valid::Options vo;
+  vo.flow = opt.validate_flow;
+  valid::validate(L.expanded, L.config, r.diags, vo);
+  if (!r.diags.empty()) return r;
+  auto prog = exec::predecode(L.expanded, L.config, r.diags);
+  if (!prog) return r;
+  L.program = std::make_shared<const exec::Program>(std::move(*prog));
+  r.loaded = std::move(L);
+  return r;
+}
+
+}  // namespace simt::host

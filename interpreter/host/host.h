@@ -1,0 +1,60 @@
+// The host side of a launch: reading a program, resolving its launch
+// configuration (defaults < directives < TOML file < command line), and running
+// the pipeline text -> AST -> structure check -> expansion -> validation ->
+// predecoded program (spec/execution.md, exec.pipeline).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "exec/config.h"
+#include "exec/program.h"
+#include "syntax/ast.h"
+#include "syntax/diag.h"
+
+namespace simt::host {
+
+struct Overrides {
+  std::optional<uint32_t> wave, simd, warps, workgroups, cores, slm, vregs, sregs, mask_depth,
+      call_depth, stack;
+  std::optional<exec::Policy> policy;
+  std::optional<uint64_t> seed, max_steps;
+  std::optional<bool> livelock_check;
+};
+
+// Reads a TOML configuration (state.launch.toml): a `[launch]` table whose keys are
+// the directive names without the dot. Unknown keys and wrong types are errors.
+std::optional<std::string> parse_config_toml(std::string_view text, const std::string& name,
+                                             Overrides& out);
+std::optional<std::string> load_config_toml(const std::string& path, Overrides& out);
+
+struct LoadOptions {
+  Overrides toml;  // from --config
+  Overrides cli;   // from command-line flags
+  bool validate_flow = true;
+};
+
+struct Loaded {
+  syntax::Program ast;       // as written
+  syntax::Program expanded;  // structured control flow replaced by primitives
+  exec::LaunchConfig config;
+  std::shared_ptr<const exec::Program> program;
+};
+
+struct LoadResult {
+  std::optional<Loaded> loaded;
+  syntax::Diagnostics diags;
+};
+
+LoadResult load(std::string_view text, const LoadOptions& opt = {});
+
+// Reads a whole file; false with a message on failure.
+bool read_file(const std::string& path, std::string& out, std::string& err);
+
+// The configuration a program's directives and overrides give, with errors.
+exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadOptions& opt,
+                                  syntax::Diagnostics& diags);
+
+}  // namespace simt::host

@@ -1,0 +1,138 @@
+#include "isa/isa.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+namespace simt::isa {
+namespace {
+
+using K = OperandKind;
+constexpr K Dst = K::Dst, VDst = K::VDst, SDst = K::SDst, PDst = K::PDst, Src = K::Src,
+            VSrc = K::VSrc, Lane = K::Lane, Pred = K::Pred, Mem = K::Mem, Label = K::Label;
+
+template <typename... Ks>
+constexpr Signature make_sig(Ks... ks) {
+  Signature s;
+  OperandKind arr[] = {ks..., K::Dst};
+  s.count = sizeof...(Ks);
+  for (size_t i = 0; i < sizeof...(Ks); ++i) s.kinds[i] = arr[i];
+  return s;
+}
+
+constexpr OpInfo kTable[] = {
+#define SIG(...) make_sig(__VA_ARGS__)
+#define X(id, mn, fam, sig, sem, feat, clause, summary) \
+  {Op::id, mn, Family::fam, sig, Feature::feat, clause, summary},
+#include "isa/instructions.def"
+#undef X
+#undef SIG
+};
+static_assert(std::size(kTable) == kOpCount);
+
+constexpr SpecialInfo kSpecials[] = {
+    {Special::Lane, "lane", true, false, "state.special.lane", "lane index, 0 to wave-1"},
+    {Special::Warp, "warp", false, false, "state.special.warp", "warp index within the workgroup"},
+    {Special::GWarp, "gwarp", false, false, "state.special.warp", "global warp index"},
+    {Special::Wg, "wg", false, false, "state.special.wg", "workgroup index"},
+    {Special::Core, "core", false, false, "state.special.core", "core running the workgroup"},
+    {Special::Wave, "wave", false, false, "state.special.size", "wave size in lanes"},
+    {Special::Simd, "simd", false, false, "state.special.size", "SIMD width in lanes"},
+    {Special::NWarps, "nwarps", false, false, "state.special.size", "warps per workgroup"},
+    {Special::NWg, "nwg", false, false, "state.special.size", "number of workgroups"},
+    {Special::Exec, "exec", false, true, "state.special.exec", "exec mask (see state.special.exec)"},
+    {Special::ExecLo, "exec_lo", false, true, "state.special.exec", "exec bits 0-31"},
+    {Special::ExecHi, "exec_hi", false, true, "state.special.exec", "exec bits 32-63"},
+};
+static_assert(std::size(kSpecials) == static_cast<size_t>(Special::kCount));
+
+struct EventName {
+  Event e;
+  std::string_view name;
+};
+constexpr EventName kEvents[] = {
+    {Event::DivZero, "div_zero"},
+    {Event::MemOutOfBounds, "mem_out_of_bounds"},
+    {Event::MemMisaligned, "mem_misaligned"},
+    {Event::MaskOverflow, "mask_overflow"},
+    {Event::MaskUnderflow, "mask_underflow"},
+    {Event::MaskMismatch, "mask_mismatch"},
+    {Event::CallOverflow, "call_overflow"},
+    {Event::CallUnderflow, "call_underflow"},
+    {Event::PcRange, "pc_range"},
+    {Event::IllegalInstruction, "illegal_instruction"},
+};
+constexpr Event kEventList[] = {
+    Event::DivZero,       Event::MemOutOfBounds, Event::MemMisaligned, Event::MaskOverflow,
+    Event::MaskUnderflow, Event::MaskMismatch,   Event::CallOverflow,  Event::CallUnderflow,
+    Event::PcRange,       Event::IllegalInstruction,
+};
+
+}  // namespace
+
+std::span<const OpInfo> table() { return kTable; }
+const OpInfo& info(Op op) { return kTable[static_cast<size_t>(op)]; }
+
+std::optional<Op> find(std::string_view mnemonic) {
+  static const auto* map = [] {
+    auto* m = new std::unordered_map<std::string_view, Op>();
+    for (const auto& row : kTable) m->emplace(row.mnemonic, row.op);
+    return m;
+  }();
+  auto it = map->find(mnemonic);
+  if (it == map->end()) return std::nullopt;
+  return it->second;
+}
+
+std::string_view feature_name(Feature f) {
+  switch (f) {
+    case Feature::alu: return "alu";
+    case Feature::mem: return "mem";
+    case Feature::xlane: return "xlane";
+    case Feature::bar: return "bar";
+    case Feature::branch: return "branch";
+    case Feature::trap: return "trap";
+    case Feature::preempt: return "preempt";
+    case Feature::wave: return "wave";
+    case Feature::watomic: return "watomic";
+  }
+  return "?";
+}
+
+std::string_view operand_kind_name(OperandKind k) {
+  switch (k) {
+    case K::Dst: return "D";
+    case K::VDst: return "vD";
+    case K::SDst: return "sD";
+    case K::PDst: return "pD";
+    case K::Src: return "A";
+    case K::VSrc: return "vA";
+    case K::Lane: return "L";
+    case K::Pred: return "P";
+    case K::Mem: return "M";
+    case K::Label: return "label";
+  }
+  return "?";
+}
+
+std::span<const SpecialInfo> specials() { return kSpecials; }
+const SpecialInfo& special_info(Special s) { return kSpecials[static_cast<size_t>(s)]; }
+std::optional<Special> find_special(std::string_view name) {
+  for (const auto& s : kSpecials)
+    if (s.name == name) return s.id;
+  return std::nullopt;
+}
+
+std::string_view event_name(Event e) {
+  for (const auto& n : kEvents)
+    if (n.e == e) return n.name;
+  return "none";
+}
+std::optional<Event> find_event(std::string_view name) {
+  for (const auto& n : kEvents)
+    if (n.name == name) return n.e;
+  return std::nullopt;
+}
+std::span<const Event> all_events() { return kEventList; }
+
+}  // namespace simt::isa

@@ -1,0 +1,126 @@
+// Instruction-set definitions shared by the assembler and the executor.
+// The rows come from instructions.def; nothing here is hand-kept per mnemonic.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace simt::isa {
+
+enum class Op : uint16_t {
+#define X(id, mn, fam, sig, sem, feat, clause, summary) id,
+#include "isa/instructions.def"
+#undef X
+  kCount
+};
+
+inline constexpr size_t kOpCount = static_cast<size_t>(Op::kCount);
+
+// Operand kinds of an instruction signature (spec/syntax.md, syntax.operand.*).
+enum class OperandKind : uint8_t { Dst, VDst, SDst, PDst, Src, VSrc, Lane, Pred, Mem, Label };
+
+// How the executor evaluates an instruction (spec/alu.md ... spec/branch.md).
+enum class Family : uint8_t {
+  Unary,
+  Binary,
+  Compare,
+  Select,
+  PredOp,
+  Load,
+  Store,
+  Ballot,
+  Vote,
+  ReadLane,
+  Shuffle,
+  Control
+};
+
+// Feature tags (MACHINE.md): which mechanism or chapter an instruction belongs to.
+enum class Feature : uint8_t { alu, mem, xlane, bar, branch, trap, preempt, wave, watomic };
+
+struct Signature {
+  std::array<OperandKind, 4> kinds{};
+  uint8_t count = 0;
+  std::span<const OperandKind> view() const { return {kinds.data(), count}; }
+};
+
+struct OpInfo {
+  Op op;
+  std::string_view mnemonic;
+  Family family;
+  Signature sig;
+  Feature feature;
+  std::string_view clause;
+  std::string_view summary;
+};
+
+// The table, indexed by Op.
+std::span<const OpInfo> table();
+const OpInfo& info(Op op);
+std::optional<Op> find(std::string_view mnemonic);
+
+std::string_view feature_name(Feature f);
+std::string_view operand_kind_name(OperandKind k);
+
+// ---- special registers (spec/state.md, state.special.*) -------------------------
+enum class Special : uint8_t {
+  Lane,     // per-lane: lane index 0..wave-1
+  Warp,     // warp index within its workgroup
+  GWarp,    // global warp index
+  Wg,       // workgroup index
+  Core,     // core index of the warp's workgroup
+  Wave,     // wave size
+  Simd,     // SIMD width
+  NWarps,   // warps per workgroup
+  NWg,      // number of workgroups
+  Exec,     // exec mask (low word when read; a write sets bits 0-31 and clears 32-63)
+  ExecLo,   // exec bits 0-31
+  ExecHi,   // exec bits 32-63
+  kCount
+};
+
+struct SpecialInfo {
+  Special id;
+  std::string_view name;  // without the leading '%'
+  bool per_lane;
+  bool writable;
+  std::string_view clause;
+  std::string_view summary;
+};
+
+std::span<const SpecialInfo> specials();
+std::optional<Special> find_special(std::string_view name);
+const SpecialInfo& special_info(Special s);
+
+// ---- machine events (spec/events.md) ---------------------------------------------
+// Codes are stable: they are the ESR event field and appear in results files.
+enum class Event : uint8_t {
+  None = 0,
+  DivZero = 1,
+  MemOutOfBounds = 2,
+  MemMisaligned = 3,
+  MaskOverflow = 4,
+  MaskUnderflow = 5,
+  MaskMismatch = 6,
+  CallOverflow = 7,
+  CallUnderflow = 8,
+  PcRange = 9,
+  IllegalInstruction = 10,
+};
+
+std::string_view event_name(Event e);
+std::optional<Event> find_event(std::string_view name);
+std::span<const Event> all_events();
+
+// Limits of the architecture (spec/state.md, state.limits).
+inline constexpr uint32_t kMaxWave = 64;
+inline constexpr uint32_t kMaxVRegs = 256;
+inline constexpr uint32_t kMaxSRegs = 256;
+inline constexpr uint32_t kNumPreds = 16;  // p0..p15; `pt` is index kNumPreds
+inline constexpr uint32_t kPredTrue = kNumPreds;
+inline constexpr uint32_t kMaxSlmBytes = 65536;
+
+}  // namespace simt::isa

@@ -1,0 +1,154 @@
+#include "text/printer.h"
+
+#include <algorithm>
+
+namespace simt::text {
+
+using syntax::OperandType;
+using syntax::RegFile;
+using syntax::StmtKind;
+
+std::string print_value(const syntax::Value& v) {
+  switch (v.file) {
+    case RegFile::V: return "v" + std::to_string(v.index);
+    case RegFile::S: return "s" + std::to_string(v.index);
+    case RegFile::P: return "p" + std::to_string(v.index);
+    case RegFile::PTrue: return "pt";
+    case RegFile::Special:
+      return "%" + std::string(isa::special_info(static_cast<isa::Special>(v.index)).name);
+    case RegFile::Imm: return std::to_string(v.imm);
+    case RegFile::None: return "";
+  }
+  return "";
+}
+
+std::string print_operand(const syntax::Operand& o) {
+  switch (o.type) {
+    case OperandType::Value: return print_value(o.value);
+    case OperandType::Pred: return (o.negate ? "!" : "") + print_value(o.value);
+    case OperandType::Label: return o.name;
+    case OperandType::Mem: {
+      std::string s = o.name + "[";
+      if (o.value.file == RegFile::None) {
+        s += std::to_string(o.offset);
+      } else {
+        s += print_value(o.value);
+        if (o.offset > 0) s += "+" + std::to_string(o.offset);
+        if (o.offset < 0) s += "-" + std::to_string(-o.offset);
+      }
+      return s + "]";
+    }
+  }
+  return "";
+}
+
+std::string print_stmt(const syntax::Stmt& s) {
+  auto with_pred = [&](const char* kw) {
+    std::string out = kw;
+    if (!s.operands.empty()) out += " " + print_operand(s.operands[0]);
+    return out;
+  };
+  switch (s.kind) {
+    case StmtKind::Label: return s.label + ":";
+    case StmtKind::If: return with_pred("if");
+    case StmtKind::Else: return "else";
+    case StmtKind::EndIf: return "endif";
+    case StmtKind::Loop: return "loop";
+    case StmtKind::Break: return with_pred("break");
+    case StmtKind::Continue: return with_pred("continue");
+    case StmtKind::EndLoop: return "endloop";
+    case StmtKind::Instr: {
+      std::string out(isa::info(s.op).mnemonic);
+      for (size_t i = 0; i < s.operands.size(); ++i)
+        out += (i == 0 ? " " : ", ") + print_operand(s.operands[i]);
+      return out;
+    }
+  }
+  return "";
+}
+
+namespace {
+int prec(const syntax::SizeExpr& e) {
+  switch (e.kind) {
+    case syntax::SizeExpr::Kind::Add:
+    case syntax::SizeExpr::Kind::Sub: return 1;
+    case syntax::SizeExpr::Kind::Mul: return 2;
+    default: return 3;
+  }
+}
+}  // namespace
+
+std::string print_size(const syntax::SizeExpr& e) {
+  using K = syntax::SizeExpr::Kind;
+  switch (e.kind) {
+    case K::Num: return std::to_string(e.num);
+    case K::Sym: return e.sym;
+    default: break;
+  }
+  if (!e.lhs || !e.rhs) return "0";
+  int p = prec(e);
+  std::string l = print_size(*e.lhs), r = print_size(*e.rhs);
+  if (prec(*e.lhs) < p) l = "(" + l + ")";
+  if (prec(*e.rhs) <= p) r = "(" + r + ")";  // operators are left-associative
+  const char* op = e.kind == K::Add ? " + " : e.kind == K::Sub ? " - " : " * ";
+  return l + op + r;
+}
+
+std::string print_buffer(const syntax::BufferDecl& b) {
+  std::string s = ".buffer " + b.name + " " + std::string(syntax::elem_type_name(b.type)) + "[" +
+                  print_size(b.count) + "] " + std::string(syntax::buffer_mode_name(b.mode));
+  using K = syntax::BufferInit::Kind;
+  switch (b.init.kind) {
+    case K::Zero: break;
+    case K::Iota:
+      s += " = iota(" + std::to_string(b.init.values.at(0)) + ", " +
+           std::to_string(b.init.values.at(1)) + ")";
+      break;
+    case K::Fill: s += " = fill(" + std::to_string(b.init.values.at(0)) + ")"; break;
+    case K::List:
+      s += " =";
+      for (size_t i = 0; i < b.init.values.size(); ++i)
+        s += (i == 0 ? " " : ", ") + std::to_string(b.init.values[i]);
+      break;
+  }
+  return s;
+}
+
+std::string print_directives(const syntax::LaunchDirectives& l) {
+  std::string s;
+  auto u = [&](const char* name, const auto& d) {
+    if (d.value) s += std::string(name) + " " + std::to_string(*d.value) + "\n";
+  };
+  u(".wave", l.wave);
+  u(".simd", l.simd);
+  u(".warps", l.warps);
+  u(".workgroups", l.workgroups);
+  u(".cores", l.cores);
+  u(".slm", l.slm);
+  u(".vregs", l.vregs);
+  u(".sregs", l.sregs);
+  u(".mask_depth", l.mask_depth);
+  u(".call_depth", l.call_depth);
+  u(".stack", l.stack);
+  if (l.policy.value) s += ".policy " + *l.policy.value + "\n";
+  u(".seed", l.seed);
+  u(".max_steps", l.max_steps);
+  return s;
+}
+
+std::string print(const syntax::Program& p) {
+  std::string out = print_directives(p.launch);
+  for (const auto& b : p.buffers) out += print_buffer(b) + "\n";
+  if (!out.empty()) out += "\n";
+  int depth = 0;
+  for (const auto& s : p.stmts) {
+    if (s.kind == StmtKind::EndIf || s.kind == StmtKind::EndLoop) depth = std::max(0, depth - 1);
+    int indent = s.kind == StmtKind::Label ? 0 : 4 + 2 * depth;
+    if (s.kind == StmtKind::Else) indent = std::max(4, indent - 2);
+    out += std::string(static_cast<size_t>(indent), ' ') + print_stmt(s) + "\n";
+    if (s.kind == StmtKind::If || s.kind == StmtKind::Loop) ++depth;
+  }
+  return out;
+}
+
+}  // namespace simt::text

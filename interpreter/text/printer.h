@@ -1,0 +1,20 @@
+// Printer: AST -> text that parses back to an equal AST (spec/syntax.md,
+// syntax.print.roundtrip).
+#pragma once
+
+#include <string>
+
+#include "syntax/ast.h"
+
+namespace simt::text {
+
+std::string print_value(const syntax::Value& v);
+std::string print_operand(const syntax::Operand& o);
+std::string print_stmt(const syntax::Stmt& s);  // one statement, no indentation
+std::string print_size(const syntax::SizeExpr& e);
+std::string print_buffer(const syntax::BufferDecl& b);
+std::string print_directives(const syntax::LaunchDirectives& l);
+// The whole program: directives, buffers, then statements indented by nesting.
+std::string print(const syntax::Program& p);
+
+}  // namespace simt::text

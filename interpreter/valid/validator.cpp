@@ -1,0 +1,274 @@
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "valid/valid.h"
+
+namespace simt::valid {
+
+using isa::Op;
+using isa::OperandKind;
+using syntax::DiagKind;
+using syntax::Operand;
+using syntax::OperandType;
+using syntax::Program;
+using syntax::RegFile;
+using syntax::Span;
+using syntax::Stmt;
+using syntax::StmtKind;
+
+namespace {
+
+bool per_lane(const syntax::Value& v) {
+  return v.file == RegFile::V ||
+         (v.file == RegFile::Special && isa::special_info(static_cast<isa::Special>(v.index)).per_lane);
+}
+
+class Validator {
+ public:
+  Validator(const Program& p, const exec::LaunchConfig& c, syntax::Diagnostics& d)
+      : p_(p), c_(c), d_(d) {}
+
+  void run(bool flow) {
+    buffers();
+    labels();
+    for (const auto& s : p_.stmts) {
+      if (s.kind == StmtKind::Instr) {
+        pcs_.push_back(&s);
+        operands(s);
+      } else if (s.kind != StmtKind::Label) {
+        d_.add(DiagKind::Invalid, s.span, "structured statement left after expansion");
+      }
+    }
+    if (flow && ok_for_flow_) flow_analysis();
+  }
+
+ private:
+  void err(Span s, std::string m) {
+    d_.add(DiagKind::Invalid, s, std::move(m));
+    ok_for_flow_ = false;
+  }
+
+  // valid.buffer.unique, valid.buffer.reserved
+  void buffers() {
+    std::map<std::string, const syntax::BufferDecl*> seen;
+    for (const auto& b : p_.buffers) {
+      if (b.name == "slm") err(b.span, "'slm' is reserved for shared local memory");
+      auto [it, fresh] = seen.emplace(b.name, &b);
+      if (!fresh)
+        err(b.span, "buffer '" + b.name + "' is already declared on line " +
+                        std::to_string(it->second->span.line));
+    }
+  }
+
+  // valid.label.unique; label -> PC
+  void labels() {
+    uint32_t pc = 0;
+    for (const auto& s : p_.stmts) {
+      if (s.kind == StmtKind::Label) {
+        auto [it, fresh] = label_pc_.emplace(s.label, pc);
+        if (!fresh) err(s.span, "label '" + s.label + "' is defined twice");
+      } else if (s.kind == StmtKind::Instr) {
+        ++pc;
+      }
+    }
+    size_ = pc;
+  }
+
+  void value_range(const Operand& o, const syntax::Value& v) {
+    if (v.file == RegFile::V && v.index >= c_.vregs)
+      err(o.span, "v" + std::to_string(v.index) + " is out of range: the program has " +
+                      std::to_string(c_.vregs) + " vector registers (.vregs)");
+    if (v.file == RegFile::S && v.index >= c_.sregs)
+      err(o.span, "s" + std::to_string(v.index) + " is out of range: the program has " +
+                      std::to_string(c_.sregs) + " scalar registers (.sregs)");
+    if (v.file == RegFile::P && v.index >= isa::kNumPreds)
+      err(o.span, "p" + std::to_string(v.index) + " is out of range: predicates are p0 to p" +
+                      std::to_string(isa::kNumPreds - 1));
+  }
+
+  // valid.reg.range, valid.form.*, valid.mem.space, valid.label.defined
+  void operands(const Stmt& s) {
+    const auto& info = isa::info(s.op);
+    auto kinds = info.sig.view();
+    if (s.operands.size() != kinds.size()) {
+      err(s.span, "'" + std::string(info.mnemonic) + "' needs " + std::to_string(kinds.size()) +
+                      " operands");
+      return;
+    }
+    bool scalar_form = false;
+    bool special_dst = false;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      const Operand& o = s.operands[i];
+      value_range(o, o.value);
+      switch (kinds[i]) {
+        case OperandKind::Dst:
+          scalar_form = o.value.file == RegFile::S;
+          if (o.value.file == RegFile::Special) {
+            special_dst = true;
+            scalar_form = true;
+            const auto& si = isa::special_info(static_cast<isa::Special>(o.value.index));
+            if (!si.writable)
+              err(o.span, "%" + std::string(si.name) + " is read-only");
+            else if (s.op != Op::Mov)
+              err(o.span, "only 'mov' may write %" + std::string(si.name));
+          }
+          break;
+        case OperandKind::PDst:
+          if (o.value.file == RegFile::PTrue) err(o.span, "pt is always true and cannot be written");
+          break;
+        case OperandKind::Mem:
+          if (o.name != "slm" && !has_buffer(o.name))
+            err(o.span, "no buffer named '" + o.name + "' (declare it with .buffer)");
+          if (o.name == "slm" && c_.slm == 0)
+            err(o.span, "the program uses slm but declares no shared local memory (.slm)");
+          break;
+        case OperandKind::Label:
+          if (!label_pc_.count(o.name)) err(o.span, "undefined label '" + o.name + "'");
+          break;
+        default: break;
+      }
+    }
+    (void)special_dst;
+    if (scalar_form) {
+      for (size_t i = 1; i < kinds.size(); ++i) {
+        const Operand& o = s.operands[i];
+        if ((o.type == OperandType::Value || o.type == OperandType::Mem) && per_lane(o.value))
+          err(o.span, "a scalar destination needs uniform sources; '" +
+                          std::string(o.value.file == RegFile::V ? "v" + std::to_string(o.value.index)
+                                                                 : "%lane") +
+                          "' is per-lane");
+      }
+    }
+  }
+
+  bool has_buffer(const std::string& n) const {
+    for (const auto& b : p_.buffers)
+      if (b.name == n) return true;
+    return false;
+  }
+
+  // ---- valid.flow.*: abstract interpretation of the mask stack -------------------
+  // The abstract state is the sequence of mask-stack entry kinds pushed since the
+  // entry of the current context: 'I' for push, 'L' for lpush.
+  using AState = std::string;
+
+  void flow_analysis() {
+    if (size_ == 0) {
+      err(Span{1, 1, 0}, "the program has no instructions");
+      return;
+    }
+    std::vector<uint32_t> entries{0};
+    std::vector<bool> is_entry(size_, false);
+    is_entry[0] = true;
+    for (size_t i = 0; i < entries.size(); ++i) analyse(entries[i], i == 0, entries, is_entry);
+  }
+
+  uint32_t target(const Stmt& s, size_t opnd) const { return label_pc_.at(s.operands.at(opnd).name); }
+
+  void analyse(uint32_t entry, bool main, std::vector<uint32_t>& entries, std::vector<bool>& is_entry) {
+    std::vector<std::optional<AState>> at(size_);
+    std::vector<bool> reported(size_, false);
+    std::deque<uint32_t> work;
+    at[entry] = AState();
+    work.push_back(entry);
+    auto report = [&](uint32_t pc, std::string msg) {
+      if (reported[pc]) return;
+      reported[pc] = true;
+      err(pcs_[pc]->span, std::move(msg));
+    };
+    auto flow_to = [&](uint32_t from, uint32_t to, const AState& st) {
+      if (to >= size_) {
+        report(from, main ? "control can run past the end of the program (end it with exit, jmp or ret)"
+                          : "control can run past the end of the program inside the function");
+        return;
+      }
+      if (!at[to]) {
+        at[to] = st;
+        work.push_back(to);
+      } else if (*at[to] != st) {
+        report(to, "the mask stack differs where paths join: " + std::to_string(at[to]->size()) +
+                       " entr" + (at[to]->size() == 1 ? "y" : "ies") + " on one path, " +
+                       std::to_string(st.size()) + " on another");
+      }
+    };
+    const char* where = main ? "" : " in this function";
+    while (!work.empty()) {
+      uint32_t pc = work.front();
+      work.pop_front();
+      AState st = *at[pc];
+      const Stmt& s = *pcs_[pc];
+      auto has_loop = [&] { return st.find('L') != std::string::npos; };
+      switch (s.op) {
+        case Op::Push: st.push_back('I'); flow_to(pc, pc + 1, st); break;
+        case Op::LPush: st.push_back('L'); flow_to(pc, pc + 1, st); break;
+        case Op::Invert:
+          if (st.empty()) report(pc, std::string("invert with no push open") + where);
+          else if (st.back() != 'I') report(pc, "invert inside a loop but outside any push of that loop");
+          else flow_to(pc, pc + 1, st);
+          break;
+        case Op::Pop:
+          if (st.empty()) report(pc, std::string("pop with no push open") + where);
+          else { st.pop_back(); flow_to(pc, pc + 1, st); }
+          break;
+        case Op::Brk:
+        case Op::Cont:
+          if (!has_loop()) report(pc, std::string(s.op == Op::Brk ? "brk" : "cont") + " outside of any loop" + where);
+          else flow_to(pc, pc + 1, st);
+          break;
+        case Op::LNext:
+          if (st.empty() || st.back() != 'L') report(pc, "lnext with a push still open, or outside a loop");
+          else flow_to(pc, pc + 1, st);
+          break;
+        case Op::Cbr:
+          flow_to(pc, pc + 1, st);
+          flow_to(pc, target(s, 1), st);
+          break;
+        case Op::Jmp: flow_to(pc, target(s, 0), st); break;
+        case Op::Call: {
+          uint32_t t = target(s, 0);
+          if (t < size_ && !is_entry[t]) {
+            is_entry[t] = true;
+            entries.push_back(t);
+          }
+          flow_to(pc, pc + 1, st);
+          break;
+        }
+        case Op::Ret:
+          if (main) report(pc, "ret outside a called function: the PC stack would underflow");
+          else if (!st.empty())
+            report(pc, "ret with " + std::to_string(st.size()) + " mask-stack entr" +
+                           (st.size() == 1 ? "y" : "ies") + " still open in the function");
+          break;
+        case Op::Exit:
+          // With no mask-stack entry open in the kernel's own code, every live lane is
+          // active and exit ends the warp; otherwise the lanes that did not exit carry
+          // on and exit falls through (branch.exit).
+          if (!(main && st.empty())) flow_to(pc, pc + 1, st);
+          break;
+        default: flow_to(pc, pc + 1, st); break;
+      }
+    }
+  }
+
+  const Program& p_;
+  const exec::LaunchConfig& c_;
+  syntax::Diagnostics& d_;
+  std::unordered_map<std::string, uint32_t> label_pc_;
+  std::vector<const Stmt*> pcs_;
+  uint32_t size_ = 0;
+  bool ok_for_flow_ = true;
+};
+
+}  // namespace
+
+void validate(const Program& expanded, const exec::LaunchConfig& cfg, syntax::Diagnostics& d,
+              Options opt) {
+  Validator v(expanded, cfg, d);
+  v.run(opt.flow);
+}
+
+}  // namespace simt::valid
