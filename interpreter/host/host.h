@@ -24,7 +24,7 @@ struct Overrides {
   std::optional<bool> livelock_check;
 };
 
-// Reads a TOML configuration (state.launch.toml): a `[launch]` table whose keys are
+// Reads a TOML configuration (state.launch.sources): a `[launch]` table whose keys are
 // the directive names without the dot. Unknown keys and wrong types are errors.
 std::optional<std::string> parse_config_toml(std::string_view text, const std::string& name,
                                              Overrides& out);

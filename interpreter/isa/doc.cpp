@@ -23,10 +23,17 @@ std::string instruction_table() {
                                               "pred",   "load",   "store",   "ballot",
                                               "vote",   "readlane", "shuffle", "control"};
   for (const auto& row : isa::table()) {
+    // Operands are named by kind; sources are lettered A, B, C and predicates
+    // P, Q in the order they appear, as the spec chapters name them.
     std::string ops;
+    char src = 'A', prd = 'P';
     for (auto k : row.sig.view()) {
       if (!ops.empty()) ops += ", ";
-      ops += isa::operand_kind_name(k);
+      std::string name(isa::operand_kind_name(k));
+      if (k == isa::OperandKind::Src) name = std::string(1, src++);
+      else if (k == isa::OperandKind::VSrc) name = std::string("v") + src++;
+      else if (k == isa::OperandKind::Pred) name = std::string(1, prd++);
+      ops += name;
     }
     out += "| `" + std::string(row.mnemonic) + "` | " + (ops.empty() ? "" : "`" + ops + "`") + " | " +
            kFamilies[static_cast<size_t>(row.family)] + " | " +

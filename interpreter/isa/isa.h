@@ -115,7 +115,7 @@ std::string_view event_name(Event e);
 std::optional<Event> find_event(std::string_view name);
 std::span<const Event> all_events();
 
-// Limits of the architecture (spec/state.md, state.limits).
+// Limits of the architecture (spec/state.md, state.launch.limits).
 inline constexpr uint32_t kMaxWave = 64;
 inline constexpr uint32_t kMaxVRegs = 256;
 inline constexpr uint32_t kMaxSRegs = 256;

@@ -52,7 +52,7 @@ class Validator {
     ok_for_flow_ = false;
   }
 
-  // valid.buffer.unique, valid.buffer.reserved
+  // valid.buffer.unique
   void buffers() {
     std::map<std::string, const syntax::BufferDecl*> seen;
     for (const auto& b : p_.buffers) {
