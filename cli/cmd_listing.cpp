@@ -40,7 +40,8 @@ void register_listing(CLI::App& app, int& exit_code) {
     LaunchFlags launch;
   };
   auto args = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("listing", "show the program after expansion of structured control flow");
+  auto* cmd =
+      app.add_subcommand("listing", "show the program after expansion of structured control flow");
   cmd->add_option("file", args->file, "program file")->required();
   args->launch.add(*cmd);
   cmd->callback([args, &exit_code] {
@@ -52,8 +53,8 @@ void register_listing(CLI::App& app, int& exit_code) {
     auto lines = split_lines(text);
     const auto& c = loaded->config;
     std::cout << "; listing of " << args->file << ": " << loaded->program->size()
-              << " instructions, wave " << c.wave << ", simd " << c.simd_width() << ", "
-              << c.warps << " warp(s) x " << c.workgroups << " workgroup(s)\n";
+              << " instructions, wave " << c.wave << ", simd " << c.simd_width() << ", " << c.warps
+              << " warp(s) x " << c.workgroups << " workgroup(s)\n";
     std::cout << ";   pc  line  instruction                     source\n";
     uint32_t pc = 0;
     for (const auto& s : loaded->expanded.stmts) {
@@ -62,9 +63,8 @@ void register_listing(CLI::App& app, int& exit_code) {
         continue;
       }
       std::string ins = text::print_stmt(s);
-      std::string src = s.span.line >= 1 && s.span.line <= lines.size()
-                            ? trim(lines[s.span.line - 1])
-                            : "";
+      std::string src =
+          s.span.line >= 1 && s.span.line <= lines.size() ? trim(lines[s.span.line - 1]) : "";
       size_t semi = src.find(';');
       if (semi != std::string::npos) src = trim(src.substr(0, semi));
       char head[32];

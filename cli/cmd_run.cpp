@@ -50,7 +50,8 @@ int run(const RunArgs& a) {
     if (a.json)
       m.set_trace([&](const exec::TraceRecord& r) { trace.push_back(exec::format_trace(p, r)); });
     else
-      m.set_trace([&](const exec::TraceRecord& r) { std::cout << exec::format_trace(p, r) << "\n"; });
+      m.set_trace(
+          [&](const exec::TraceRecord& r) { std::cout << exec::format_trace(p, r) << "\n"; });
   }
   exec::Outcome out = m.run();
   model::Outcome mo = runners::to_model(out);
@@ -90,7 +91,8 @@ void register_run(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("run", "run a program on the reference interpreter");
   cmd->add_option("file", args->file, "program file")->required();
   args->launch.add(*cmd);
-  cmd->add_flag("--trace", args->trace, "print one line per step: warp, PC, exec mask, instruction");
+  cmd->add_flag("--trace", args->trace,
+                "print one line per step: warp, PC, exec mask, instruction");
   cmd->add_flag("--json", args->json, "print the outcome as JSON");
   cmd->callback([args, &exit_code] { exit_code = run(*args); });
 }

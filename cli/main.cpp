@@ -5,7 +5,8 @@
 #include "common.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"simtspec: conformance suite and reference interpreter for a SIMT assembly language"};
+  CLI::App app{
+      "simtspec: conformance suite and reference interpreter for a SIMT assembly language"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "simtspec 0.1.0");
   int exit_code = simt::cli::kExitOk;
@@ -28,8 +29,11 @@ int main(int argc, char** argv) {
     // Subcommand help arrives as CallForHelp from the subcommand and is handled
     // above; everything else is bad usage.
     std::cerr << "simtspec: " << e.what() << "\n";
-    if (!app.get_subcommands().empty()) std::cerr << "run 'simtspec " << app.get_subcommands().front()->get_name() << " --help' for usage\n";
-    else std::cerr << "run 'simtspec --help' for usage\n";
+    if (!app.get_subcommands().empty())
+      std::cerr << "run 'simtspec " << app.get_subcommands().front()->get_name()
+                << " --help' for usage\n";
+    else
+      std::cerr << "run 'simtspec --help' for usage\n";
     return simt::cli::kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "simtspec: internal error: " << e.what() << "\n";

@@ -31,13 +31,27 @@ std::string escape(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -60,9 +74,15 @@ void write(const Value& v, int indent, int level, std::string& out) {
     out.append(static_cast<size_t>(indent * lvl), ' ');
   };
   switch (v.type()) {
-    case Value::Type::Null: out += "null"; break;
-    case Value::Type::Bool: out += v.as_bool() ? "true" : "false"; break;
-    case Value::Type::Int: out += std::to_string(v.as_int()); break;
+    case Value::Type::Null:
+      out += "null";
+      break;
+    case Value::Type::Bool:
+      out += v.as_bool() ? "true" : "false";
+      break;
+    case Value::Type::Int:
+      out += std::to_string(v.as_int());
+      break;
     case Value::Type::Double: {
       double d = v.as_double();
       if (!std::isfinite(d)) {
@@ -74,7 +94,9 @@ void write(const Value& v, int indent, int level, std::string& out) {
       out += buf;
       break;
     }
-    case Value::Type::String: out += escape(v.as_string()); break;
+    case Value::Type::String:
+      out += escape(v.as_string());
+      break;
     case Value::Type::Array: {
       const auto& a = v.as_array();
       if (a.empty()) {
@@ -132,7 +154,8 @@ class Parser {
     return false;
   }
   void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
   }
   bool lit(std::string_view w) {
     if (s_.substr(i_, w.size()) != w) return fail("invalid literal");
@@ -167,8 +190,14 @@ class Parser {
         if (!value(e, depth + 1)) return false;
         a.push_back(std::move(e));
         ws();
-        if (i_ < s_.size() && s_[i_] == ',') { ++i_; continue; }
-        if (i_ < s_.size() && s_[i_] == ']') { ++i_; break; }
+        if (i_ < s_.size() && s_[i_] == ',') {
+          ++i_;
+          continue;
+        }
+        if (i_ < s_.size() && s_[i_] == ']') {
+          ++i_;
+          break;
+        }
         return fail("expected ',' or ']'");
       }
       out = Value(std::move(a));
@@ -195,8 +224,14 @@ class Parser {
         if (!value(e, depth + 1)) return false;
         o.emplace_back(std::move(key), std::move(e));
         ws();
-        if (i_ < s_.size() && s_[i_] == ',') { ++i_; continue; }
-        if (i_ < s_.size() && s_[i_] == '}') { ++i_; break; }
+        if (i_ < s_.size() && s_[i_] == ',') {
+          ++i_;
+          continue;
+        }
+        if (i_ < s_.size() && s_[i_] == '}') {
+          ++i_;
+          break;
+        }
         return fail("expected ',' or '}'");
       }
       out = Value(std::move(o));
@@ -209,8 +244,10 @@ class Parser {
     size_t start = i_;
     if (s_[i_] == '-') ++i_;
     if (i_ >= s_.size() || !(s_[i_] >= '0' && s_[i_] <= '9')) return fail("invalid number");
-    if (s_[i_] == '0') ++i_;
-    else while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+    if (s_[i_] == '0')
+      ++i_;
+    else
+      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
     bool integer = true;
     if (i_ < s_.size() && s_[i_] == '.') {
       integer = false;
@@ -258,7 +295,8 @@ class Parser {
     return true;
   }
   static void utf8(uint32_t cp, std::string& out) {
-    if (cp < 0x80) out += static_cast<char>(cp);
+    if (cp < 0x80)
+      out += static_cast<char>(cp);
     else if (cp < 0x800) {
       out += static_cast<char>(0xC0 | (cp >> 6));
       out += static_cast<char>(0x80 | (cp & 0x3F));
@@ -291,18 +329,35 @@ class Parser {
       if (i_ >= s_.size()) break;
       char e = s_[i_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           uint32_t cp = 0;
           if (!u4(cp)) return false;
-          if (cp >= 0xD800 && cp < 0xDC00 && i_ + 6 <= s_.size() && s_[i_] == '\\' && s_[i_ + 1] == 'u') {
+          if (cp >= 0xD800 && cp < 0xDC00 && i_ + 6 <= s_.size() && s_[i_] == '\\' &&
+              s_[i_ + 1] == 'u') {
             i_ += 2;
             uint32_t lo = 0;
             if (!u4(lo)) return false;
@@ -311,7 +366,8 @@ class Parser {
           utf8(cp, out);
           break;
         }
-        default: return fail("invalid escape");
+        default:
+          return fail("invalid escape");
       }
     }
     return fail("unterminated string");
@@ -330,6 +386,8 @@ std::string dump(const Value& v, int indent) {
   return out;
 }
 
-std::variant<Value, ParseError> parse(std::string_view text) { return Parser(text).run(); }
+std::variant<Value, ParseError> parse(std::string_view text) {
+  return Parser(text).run();
+}
 
 }  // namespace simt::json

@@ -45,8 +45,12 @@ class Value {
   bool is_object() const { return type() == Type::Object; }
 
   bool as_bool() const { return std::get<bool>(v_); }
-  int64_t as_int() const { return is_int() ? std::get<int64_t>(v_) : static_cast<int64_t>(std::get<double>(v_)); }
-  double as_double() const { return is_int() ? static_cast<double>(std::get<int64_t>(v_)) : std::get<double>(v_); }
+  int64_t as_int() const {
+    return is_int() ? std::get<int64_t>(v_) : static_cast<int64_t>(std::get<double>(v_));
+  }
+  double as_double() const {
+    return is_int() ? static_cast<double>(std::get<int64_t>(v_)) : std::get<double>(v_);
+  }
   const std::string& as_string() const { return std::get<std::string>(v_); }
   const Array& as_array() const { return std::get<Array>(v_); }
   Array& as_array() { return std::get<Array>(v_); }

@@ -99,11 +99,14 @@ bool from_json(const json::Value& v, Outcome& out, std::string& err) {
       buf.name = name;
       const json::Value* type = b.find("type");
       const json::Value* vals = b.find("values");
-      if (!type || !type->is_string()) return err = "buffer '" + name + "' needs a string 'type'", false;
-      if (!vals || !vals->is_array()) return err = "buffer '" + name + "' needs an array 'values'", false;
+      if (!type || !type->is_string())
+        return err = "buffer '" + name + "' needs a string 'type'", false;
+      if (!vals || !vals->is_array())
+        return err = "buffer '" + name + "' needs an array 'values'", false;
       buf.type = type->as_string();
       for (const auto& x : vals->as_array()) {
-        if (!x.is_int()) return err = "buffer '" + name + "' has a value that is not an integer", false;
+        if (!x.is_int())
+          return err = "buffer '" + name + "' has a value that is not an integer", false;
         buf.values.push_back(x.as_int());
       }
       out.buffers.push_back(std::move(buf));

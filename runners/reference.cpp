@@ -29,7 +29,8 @@ model::Outcome to_model(const exec::Outcome& o) {
   }
   m.steps = o.steps;
   for (const auto& b : o.buffers)
-    m.buffers.push_back({b.name, std::string(syntax::elem_type_name(b.type)), decode(b.type, b.bytes)});
+    m.buffers.push_back(
+        {b.name, std::string(syntax::elem_type_name(b.type)), decode(b.type, b.bytes)});
   return m;
 }
 

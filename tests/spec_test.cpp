@@ -119,7 +119,8 @@ TEST(SpecClauses, CitationsInSpecAndCodeAreDefined) {
     if (e.path().extension() == ".md") {
       // In the spec only bracketed references count: [alu.add].
       std::string text = slurp(e.path());
-      std::regex ref(R"(\[((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid)(\.[a-z0-9_]+)+)\])");
+      std::regex ref(
+          R"(\[((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid)(\.[a-z0-9_]+)+)\])");
       for (std::sregex_iterator it(text.begin(), text.end(), ref), end; it != end; ++it)
         EXPECT_TRUE((*it)[1].str().ends_with(".md") || defined.count((*it)[1].str()))
             << e.path().filename() << " refers to undefined clause " << (*it)[1];

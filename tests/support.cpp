@@ -4,7 +4,9 @@
 
 namespace simt::test {
 
-host::LoadResult load(std::string_view text, host::LoadOptions opt) { return host::load(text, opt); }
+host::LoadResult load(std::string_view text, host::LoadOptions opt) {
+  return host::load(text, opt);
+}
 
 Run run(std::string_view text, host::LoadOptions opt) {
   Run r;

@@ -6,10 +6,14 @@ namespace simt::exec {
 
 std::string_view policy_name(Policy p) {
   switch (p) {
-    case Policy::RoundRobin: return "round_robin";
-    case Policy::LowestPcFirst: return "lowest_pc_first";
-    case Policy::OldestFirst: return "oldest_first";
-    case Policy::Random: return "random";
+    case Policy::RoundRobin:
+      return "round_robin";
+    case Policy::LowestPcFirst:
+      return "lowest_pc_first";
+    case Policy::OldestFirst:
+      return "oldest_first";
+    case Policy::Random:
+      return "random";
   }
   return "round_robin";
 }
@@ -29,19 +33,21 @@ std::optional<ConfigError> check(const LaunchConfig& c) {
     return std::nullopt;
   };
   if (c.wave == 0 || c.wave > 64 || !std::has_single_bit(c.wave))
-    return ConfigError{"wave", "wave " + std::to_string(c.wave) + " must be a power of two from 1 to 64"};
+    return ConfigError{"wave",
+                       "wave " + std::to_string(c.wave) + " must be a power of two from 1 to 64"};
   uint32_t simd = c.simd_width();
   if (simd == 0 || simd > 64 || !std::has_single_bit(simd))
-    return ConfigError{"simd", "simd " + std::to_string(simd) + " must be a power of two from 1 to 64"};
+    return ConfigError{"simd",
+                       "simd " + std::to_string(simd) + " must be a power of two from 1 to 64"};
   if (c.wave % simd != 0 || (c.wave / simd != 1 && c.wave / simd != 2 && c.wave / simd != 4))
     return ConfigError{"simd", "wave " + std::to_string(c.wave) + " must be 1, 2 or 4 times simd " +
                                    std::to_string(simd)};
   if (auto e = range("warps", c.warps, 1, kMaxTotalWarps)) return e;
   if (auto e = range("workgroups", c.workgroups, 1, kMaxTotalWarps)) return e;
   if (uint64_t{c.warps} * c.workgroups > kMaxTotalWarps)
-    return ConfigError{"workgroups", "warps x workgroups = " +
-                                         std::to_string(uint64_t{c.warps} * c.workgroups) +
-                                         " exceeds " + std::to_string(kMaxTotalWarps)};
+    return ConfigError{"workgroups",
+                       "warps x workgroups = " + std::to_string(uint64_t{c.warps} * c.workgroups) +
+                           " exceeds " + std::to_string(kMaxTotalWarps)};
   if (auto e = range("cores", c.cores, 1, kMaxCores)) return e;
   if (auto e = range("slm", c.slm, 0, 65536)) return e;
   if (auto e = range("vregs", c.vregs, 1, 256)) return e;

@@ -16,17 +16,17 @@ std::string_view policy_name(Policy p);
 std::optional<Policy> find_policy(std::string_view name);
 
 struct LaunchConfig {
-  uint32_t wave = 32;       // lanes per warp
-  uint32_t simd = 0;        // SIMD width; 0 means "same as wave"
-  uint32_t warps = 1;       // warps per workgroup
-  uint32_t workgroups = 1;  // number of workgroups
-  uint32_t cores = 1;       // compute cores; workgroup g runs on core g mod cores
-  uint32_t slm = 0;         // shared local memory bytes per workgroup
-  uint32_t vregs = 32;      // vector registers per lane
-  uint32_t sregs = 32;      // scalar registers per warp
-  uint32_t mask_depth = 32; // mask-stack entries per warp
-  uint32_t call_depth = 16; // PC-stack entries per warp
-  uint32_t stack = 1024;    // program-stack bytes per warp
+  uint32_t wave = 32;        // lanes per warp
+  uint32_t simd = 0;         // SIMD width; 0 means "same as wave"
+  uint32_t warps = 1;        // warps per workgroup
+  uint32_t workgroups = 1;   // number of workgroups
+  uint32_t cores = 1;        // compute cores; workgroup g runs on core g mod cores
+  uint32_t slm = 0;          // shared local memory bytes per workgroup
+  uint32_t vregs = 32;       // vector registers per lane
+  uint32_t sregs = 32;       // scalar registers per warp
+  uint32_t mask_depth = 32;  // mask-stack entries per warp
+  uint32_t call_depth = 16;  // PC-stack entries per warp
+  uint32_t stack = 1024;     // program-stack bytes per warp
   Policy policy = Policy::RoundRobin;
   uint64_t seed = 0;
   uint64_t max_steps = 10'000'000;
@@ -46,7 +46,7 @@ inline constexpr uint32_t kMaxStackBytes = 1u << 20;
 inline constexpr uint64_t kMaxBufferBytes = 256ull << 20;
 
 struct ConfigError {
-  std::string field;    // the offending setting, e.g. "wave"
+  std::string field;  // the offending setting, e.g. "wave"
   std::string message;
 };
 

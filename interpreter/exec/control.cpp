@@ -128,8 +128,12 @@ Flow Exit::exec(Machine& m, WarpState& w, const Insn&) {
   return Flow::Next;
 }
 
-Flow Nop::exec(Machine&, WarpState&, const Insn&) { return Flow::Next; }  // branch.nop
+Flow Nop::exec(Machine&, WarpState&, const Insn&) {
+  return Flow::Next;
+}  // branch.nop
 
-Flow Bar::exec(Machine& m, WarpState& w, const Insn&) { return m.barrier_arrive(w); }  // bar.arrive
+Flow Bar::exec(Machine& m, WarpState& w, const Insn&) {
+  return m.barrier_arrive(w);
+}  // bar.arrive
 
 }  // namespace simt::exec::sem

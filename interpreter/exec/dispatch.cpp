@@ -240,7 +240,8 @@ struct StoreFam {
     });
     if (bad >= 0) return m.raise(w, ev, bad, bad_addr, in.space);
     // mem.store.order: lanes write in ascending order; the highest lane wins.
-    lanes_each(w.exec, [&](uint32_t l) { m.store(w, in.space, base(l) + in.offset, val(l), S::size); });
+    lanes_each(w.exec,
+               [&](uint32_t l) { m.store(w, in.space, base(l) + in.offset, val(l), S::size); });
     return Flow::Next;
   }
   static Handler select(const Insn& in) {
@@ -319,6 +320,8 @@ static_assert(std::size(kSelectors) == isa::kOpCount);
 
 }  // namespace
 
-Handler select_handler(const Insn& in) { return kSelectors[static_cast<size_t>(in.op)](in); }
+Handler select_handler(const Insn& in) {
+  return kSelectors[static_cast<size_t>(in.op)](in);
+}
 
 }  // namespace simt::exec

@@ -7,12 +7,18 @@ namespace simt::exec {
 
 std::string_view status_name(Status s) {
   switch (s) {
-    case Status::Completed: return "completed";
-    case Status::Trapped: return "trapped";
-    case Status::Paused: return "paused";
-    case Status::Deadlock: return "deadlock";
-    case Status::Livelock: return "livelock";
-    case Status::StepLimit: return "step_limit";
+    case Status::Completed:
+      return "completed";
+    case Status::Trapped:
+      return "trapped";
+    case Status::Paused:
+      return "paused";
+    case Status::Deadlock:
+      return "deadlock";
+    case Status::Livelock:
+      return "livelock";
+    case Status::StepLimit:
+      return "step_limit";
   }
   return "completed";
 }
@@ -85,6 +91,8 @@ Machine::Machine(std::shared_ptr<const Program> program) : prog_(std::move(progr
   // exec.livelock: with the random policy the scheduler's generator state is part
   // of the machine state and never recurs in practice; detection is off.
   livelock_enabled_ = c.livelock_check && c.policy != Policy::Random;
+  // With one warp every policy but random (which still draws) picks warp 0.
+  single_ = nwarps_ == 1 && c.policy != Policy::Random;
   init_state();
   det_.tortoise = st_;
 }
@@ -157,19 +165,31 @@ uint32_t Machine::special(const WarpState& w, isa::Special s) const {
   const LaunchConfig& c = prog_->config;
   uint32_t gw = warp_id(w);
   switch (s) {
-    case isa::Special::Lane: return 0;  // per-lane; never read as a uniform value
-    case isa::Special::Warp: return gw % c.warps;
-    case isa::Special::GWarp: return gw;
-    case isa::Special::Wg: return gw / c.warps;
-    case isa::Special::Core: return (gw / c.warps) % c.cores;
-    case isa::Special::Wave: return c.wave;
-    case isa::Special::Simd: return c.simd_width();
-    case isa::Special::NWarps: return c.warps;
-    case isa::Special::NWg: return c.workgroups;
+    case isa::Special::Lane:
+      return 0;  // per-lane; never read as a uniform value
+    case isa::Special::Warp:
+      return gw % c.warps;
+    case isa::Special::GWarp:
+      return gw;
+    case isa::Special::Wg:
+      return gw / c.warps;
+    case isa::Special::Core:
+      return (gw / c.warps) % c.cores;
+    case isa::Special::Wave:
+      return c.wave;
+    case isa::Special::Simd:
+      return c.simd_width();
+    case isa::Special::NWarps:
+      return c.warps;
+    case isa::Special::NWg:
+      return c.workgroups;
     case isa::Special::Exec:
-    case isa::Special::ExecLo: return static_cast<uint32_t>(w.exec);
-    case isa::Special::ExecHi: return static_cast<uint32_t>(w.exec >> 32);
-    case isa::Special::kCount: break;
+    case isa::Special::ExecLo:
+      return static_cast<uint32_t>(w.exec);
+    case isa::Special::ExecHi:
+      return static_cast<uint32_t>(w.exec >> 32);
+    case isa::Special::kCount:
+      break;
   }
   return 0;
 }
@@ -178,10 +198,17 @@ uint32_t Machine::special(const WarpState& w, isa::Special s) const {
 void Machine::write_special(WarpState& w, isa::Special s, uint32_t v) {
   uint64_t e = w.exec;
   switch (s) {
-    case isa::Special::Exec: e = v; break;
-    case isa::Special::ExecLo: e = (e & 0xffffffff00000000ull) | v; break;
-    case isa::Special::ExecHi: e = (e & 0xffffffffull) | (uint64_t{v} << 32); break;
-    default: return;
+    case isa::Special::Exec:
+      e = v;
+      break;
+    case isa::Special::ExecLo:
+      e = (e & 0xffffffff00000000ull) | v;
+      break;
+    case isa::Special::ExecHi:
+      e = (e & 0xffffffffull) | (uint64_t{v} << 32);
+      break;
+    default:
+      return;
   }
   w.exec = e & w.live & full_;
 }
@@ -193,8 +220,10 @@ Flow Machine::raise(const WarpState& w, isa::Event e, int32_t lane, uint32_t add
   ev.pc = w.pc;
   ev.lane = lane;
   ev.addr = addr;
-  if (space == kSpaceSlm) ev.space = "slm";
-  else if (space < prog_->buffers.size()) ev.space = prog_->buffers[space].name;
+  if (space == kSpaceSlm)
+    ev.space = "slm";
+  else if (space < prog_->buffers.size())
+    ev.space = prog_->buffers[space].name;
   event_ = std::move(ev);
   return Flow::Event;
 }
@@ -236,7 +265,8 @@ int Machine::pick() {
     case Policy::LowestPcFirst: {
       int best = -1;
       for (uint32_t i = 0; i < nwarps_; ++i)
-        if (ws[i].status == WarpStatus::Ready && (best < 0 || ws[i].pc < ws[static_cast<size_t>(best)].pc))
+        if (ws[i].status == WarpStatus::Ready &&
+            (best < 0 || ws[i].pc < ws[static_cast<size_t>(best)].pc))
           best = static_cast<int>(i);
       return best;
     }
@@ -271,7 +301,7 @@ std::optional<Status> Machine::advance(uint64_t n) {
   for (uint64_t k = 0; k < n; ++k) {
     if (done_count_ == nwarps_) return finish(Status::Completed);
     if (steps_ >= max_steps) return finish(Status::StepLimit);
-    int wi = pick();
+    int wi = single_ ? (st_.warps[0].status == WarpStatus::Ready ? 0 : -1) : pick();
     if (wi < 0) return finish(Status::Deadlock);  // exec.status.deadlock
     WarpState& w = st_.warps[static_cast<size_t>(wi)];
     const uint64_t exec = w.exec;
@@ -286,8 +316,20 @@ std::optional<Status> Machine::advance(uint64_t n) {
     if (f == Flow::Next) ++w.pc;
     ++steps_;
     lane_ops_ += exec == full_ ? wave_ : static_cast<uint64_t>(std::popcount(exec));
-    if (rr) st_.rr_cursor = static_cast<uint32_t>(wi) + 1 == nwarps_ ? 0 : static_cast<uint32_t>(wi) + 1;
-    if (livelock_enabled_ && check_livelock()) return finish(Status::Livelock);
+    if (rr)
+      st_.rr_cursor = static_cast<uint32_t>(wi) + 1 == nwarps_ ? 0 : static_cast<uint32_t>(wi) + 1;
+    if (livelock_enabled_) {
+      // The full comparison can only succeed when the warp that just stepped is
+      // back at the PC it had in the saved state; checking that first keeps the
+      // per-step cost to one comparison on most steps.
+      if (w.pc == det_.tortoise.warps[static_cast<size_t>(wi)].pc && check_livelock())
+        return finish(Status::Livelock);
+      if (++det_.lam == det_.power) {
+        det_.tortoise = st_;
+        det_.power *= 2;
+        det_.lam = 0;
+      }
+    }
   }
   if (done_count_ == nwarps_) return finish(Status::Completed);
   return std::nullopt;
@@ -299,25 +341,20 @@ Outcome Machine::run() {
 }
 
 // exec.livelock: Brent's cycle detection over the full machine state. The state
-// after the latest step is compared with the state recorded at the last power of
-// two; equal states mean the deterministic machine repeats forever.
+// after the latest step is compared with the state recorded after step 2^k - 1
+// (advance() records it); equal states mean the deterministic machine repeats
+// forever. Cheap control fields are compared before the registers and memory.
 bool Machine::check_livelock() {
   const MachineState& t = det_.tortoise;
-  bool same = st_.rr_cursor == t.rr_cursor && st_.mem.hash == t.mem.hash &&
-              st_.barriers == t.barriers;
+  bool same =
+      st_.rr_cursor == t.rr_cursor && st_.mem.hash == t.mem.hash && st_.barriers == t.barriers;
   for (size_t i = 0; same && i < st_.warps.size(); ++i) {
     const WarpState& a = st_.warps[i];
     const WarpState& b = t.warps[i];
     same = a.pc == b.pc && a.exec == b.exec && a.live == b.live && a.status == b.status &&
            a.mask_stack.size() == b.mask_stack.size() && a.pc_stack.size() == b.pc_stack.size();
   }
-  if (same && st_ == t) return true;
-  if (++det_.lam == det_.power) {
-    det_.tortoise = st_;
-    det_.power *= 2;
-    det_.lam = 0;
-  }
-  return false;
+  return same && st_ == t;
 }
 
 Outcome Machine::outcome() const {
@@ -334,7 +371,9 @@ Outcome Machine::outcome() const {
   return o;
 }
 
-Snapshot Machine::snapshot() const { return Snapshot{st_, steps_, lane_ops_, det_}; }
+Snapshot Machine::snapshot() const {
+  return Snapshot{st_, steps_, lane_ops_, det_};
+}
 
 bool Machine::restore(const Snapshot& s) {
   const MachineState& n = s.state;
@@ -343,8 +382,10 @@ bool Machine::restore(const Snapshot& s) {
     return false;
   for (size_t i = 0; i < n.warps.size(); ++i) {
     const WarpState& w = n.warps[i];
-    if (w.vregs.size() != st_.warps[i].vregs.size() || w.sregs.size() != st_.warps[i].sregs.size() ||
-        w.mask_stack.size() > prog_->config.mask_depth || w.pc_stack.size() > prog_->config.call_depth)
+    if (w.vregs.size() != st_.warps[i].vregs.size() ||
+        w.sregs.size() != st_.warps[i].sregs.size() ||
+        w.mask_stack.size() > prog_->config.mask_depth ||
+        w.pc_stack.size() > prog_->config.call_depth)
       return false;
   }
   st_ = n;

@@ -25,11 +25,11 @@ std::optional<Status> find_status(std::string_view name);
 // A machine event with its location (spec/events.md).
 struct EventInfo {
   isa::Event code = isa::Event::None;
-  uint32_t warp = 0;   // global warp id
+  uint32_t warp = 0;  // global warp id
   uint32_t pc = 0;
-  int32_t lane = -1;   // lowest faulting lane, or -1 if the event is not per-lane
-  uint32_t addr = 0;   // memory events: the byte address
-  std::string space;   // memory events: buffer name or "slm"
+  int32_t lane = -1;  // lowest faulting lane, or -1 if the event is not per-lane
+  uint32_t addr = 0;  // memory events: the byte address
+  std::string space;  // memory events: buffer name or "slm"
   bool operator==(const EventInfo&) const = default;
 };
 
@@ -113,15 +113,21 @@ class Machine {
   }
   uint32_t uniform(const WarpState& w, const Src& s) const {
     switch (s.kind) {
-      case SrcKind::Imm: return s.imm;
-      case SrcKind::SReg: return w.sregs[s.index];
-      case SrcKind::Special: return special(w, static_cast<isa::Special>(s.index));
-      default: return 0;
+      case SrcKind::Imm:
+        return s.imm;
+      case SrcKind::SReg:
+        return w.sregs[s.index];
+      case SrcKind::Special:
+        return special(w, static_cast<isa::Special>(s.index));
+      default:
+        return 0;
     }
   }
   uint32_t special(const WarpState& w, isa::Special s) const;
   void write_special(WarpState& w, isa::Special s, uint32_t v);
-  uint32_t warp_id(const WarpState& w) const { return static_cast<uint32_t>(&w - st_.warps.data()); }
+  uint32_t warp_id(const WarpState& w) const {
+    return static_cast<uint32_t>(&w - st_.warps.data());
+  }
   // Records an event for the current instruction; the handler then returns Event.
   Flow raise(const WarpState& w, isa::Event e, int32_t lane = -1, uint32_t addr = 0,
              uint16_t space = kSpaceNone);
@@ -153,6 +159,7 @@ class Machine {
   uint64_t lane_ops_ = 0;
   uint32_t done_count_ = 0;
   bool livelock_enabled_ = true;
+  bool single_ = false;
   LivelockDetector det_;
   std::optional<Status> final_;
   std::optional<EventInfo> event_;

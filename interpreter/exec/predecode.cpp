@@ -20,22 +20,34 @@ bool eval_size(const syntax::SizeExpr& e, const LaunchConfig& c, int64_t& out, i
   constexpr int64_t kBound = int64_t{1} << 40;
   if (depth > 200) return false;
   switch (e.kind) {
-    case K::Num: out = e.num; return true;
-    case K::Sym:
-      if (e.sym == "wave") out = c.wave;
-      else if (e.sym == "simd") out = c.simd_width();
-      else if (e.sym == "warps") out = c.warps;
-      else if (e.sym == "workgroups") out = c.workgroups;
-      else if (e.sym == "threads") out = static_cast<int64_t>(c.threads());
-      else return false;
+    case K::Num:
+      out = e.num;
       return true;
-    default: break;
+    case K::Sym:
+      if (e.sym == "wave")
+        out = c.wave;
+      else if (e.sym == "simd")
+        out = c.simd_width();
+      else if (e.sym == "warps")
+        out = c.warps;
+      else if (e.sym == "workgroups")
+        out = c.workgroups;
+      else if (e.sym == "threads")
+        out = static_cast<int64_t>(c.threads());
+      else
+        return false;
+      return true;
+    default:
+      break;
   }
   int64_t l = 0, r = 0;
-  if (!e.lhs || !e.rhs || !eval_size(*e.lhs, c, l, depth + 1) || !eval_size(*e.rhs, c, r, depth + 1))
+  if (!e.lhs || !e.rhs || !eval_size(*e.lhs, c, l, depth + 1) ||
+      !eval_size(*e.rhs, c, r, depth + 1))
     return false;
-  if (e.kind == K::Add) out = l + r;
-  else if (e.kind == K::Sub) out = l - r;
+  if (e.kind == K::Add)
+    out = l + r;
+  else if (e.kind == K::Sub)
+    out = l - r;
   else {
     if (l != 0 && (r > kBound / (l < 0 ? -l : l) || r < -kBound / (l < 0 ? -l : l))) return false;
     out = l * r;
@@ -70,15 +82,18 @@ std::vector<BufferLayout> layout_buffers(const syntax::Program& p, const LaunchC
     }
     total += static_cast<uint64_t>(count) * es;
     if (total > kMaxBufferBytes) {
-      d.add(DiagKind::Config, b.span, "buffers exceed " + std::to_string(kMaxBufferBytes >> 20) + " MiB in total");
+      d.add(DiagKind::Config, b.span,
+            "buffers exceed " + std::to_string(kMaxBufferBytes >> 20) + " MiB in total");
       continue;
     }
     L.count = static_cast<uint32_t>(count);
     L.bytes = L.count * es;
     L.init.assign(L.bytes, 0);
     // syntax.buffer.init: values must fit the element type (signed or unsigned).
-    const int64_t lo = es == 4 ? std::numeric_limits<int32_t>::min() : -(int64_t{1} << (8 * es - 1));
-    const int64_t hi = es == 4 ? std::numeric_limits<uint32_t>::max() : (int64_t{1} << (8 * es)) - 1;
+    const int64_t lo =
+        es == 4 ? std::numeric_limits<int32_t>::min() : -(int64_t{1} << (8 * es - 1));
+    const int64_t hi =
+        es == 4 ? std::numeric_limits<uint32_t>::max() : (int64_t{1} << (8 * es)) - 1;
     using K = syntax::BufferInit::Kind;
     auto fits = [&](int64_t v) {
       if (v >= lo && v <= hi) return true;
@@ -88,7 +103,8 @@ std::vector<BufferLayout> layout_buffers(const syntax::Program& p, const LaunchC
       return false;
     };
     switch (b.init.kind) {
-      case K::Zero: break;
+      case K::Zero:
+        break;
       case K::List:
         if (b.init.values.size() > L.count) {
           d.add(DiagKind::Config, b.span,
@@ -124,15 +140,26 @@ namespace {
 Src to_src(const syntax::Value& v) {
   Src s;
   switch (v.file) {
-    case RegFile::V: s.kind = SrcKind::VReg; s.index = v.index; break;
-    case RegFile::S: s.kind = SrcKind::SReg; s.index = v.index; break;
-    case RegFile::Imm: s.kind = SrcKind::Imm; s.imm = static_cast<uint32_t>(v.imm); break;
-    case RegFile::Special:
-      s.kind = static_cast<isa::Special>(v.index) == isa::Special::Lane ? SrcKind::LaneId
-                                                                         : SrcKind::Special;
+    case RegFile::V:
+      s.kind = SrcKind::VReg;
       s.index = v.index;
       break;
-    default: s.kind = SrcKind::None; break;
+    case RegFile::S:
+      s.kind = SrcKind::SReg;
+      s.index = v.index;
+      break;
+    case RegFile::Imm:
+      s.kind = SrcKind::Imm;
+      s.imm = static_cast<uint32_t>(v.imm);
+      break;
+    case RegFile::Special:
+      s.kind = static_cast<isa::Special>(v.index) == isa::Special::Lane ? SrcKind::LaneId
+                                                                        : SrcKind::Special;
+      s.index = v.index;
+      break;
+    default:
+      s.kind = SrcKind::None;
+      break;
   }
   return s;
 }
@@ -152,8 +179,10 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
   std::unordered_map<std::string, uint32_t> labels;
   uint32_t pc = 0;
   for (const auto& s : ex.stmts) {
-    if (s.kind == StmtKind::Label) labels.emplace(s.label, pc);
-    else if (s.kind == StmtKind::Instr) ++pc;
+    if (s.kind == StmtKind::Label)
+      labels.emplace(s.label, pc);
+    else if (s.kind == StmtKind::Instr)
+      ++pc;
   }
   // The executor indexes registers, predicates and buffers without checks; these
   // guards keep that safe whatever the validator was asked to skip.
@@ -193,9 +222,9 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
         case isa::OperandKind::SDst:
         case isa::OperandKind::PDst:
           in.dst = o.value.index;
-          in.dst_kind = o.value.file == RegFile::V   ? DstKind::V
-                        : o.value.file == RegFile::S ? DstKind::S
-                        : o.value.file == RegFile::P ? DstKind::P
+          in.dst_kind = o.value.file == RegFile::V         ? DstKind::V
+                        : o.value.file == RegFile::S       ? DstKind::S
+                        : o.value.file == RegFile::P       ? DstKind::P
                         : o.value.file == RegFile::Special ? DstKind::Special
                                                            : DstKind::None;
           if (in.dst_kind == DstKind::None ||
@@ -208,13 +237,17 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
           break;
         case isa::OperandKind::Src:
         case isa::OperandKind::VSrc:
-        case isa::OperandKind::Lane: (srcs++ == 0 ? in.a : in.b) = to_src(o.value); break;
+        case isa::OperandKind::Lane:
+          (srcs++ == 0 ? in.a : in.b) = to_src(o.value);
+          break;
         case isa::OperandKind::Pred:
           if (preds++ == 0) {
-            in.pa = o.value.file == RegFile::PTrue ? isa::kPredTrue : static_cast<uint8_t>(o.value.index);
+            in.pa = o.value.file == RegFile::PTrue ? isa::kPredTrue
+                                                   : static_cast<uint8_t>(o.value.index);
             in.na = o.negate;
           } else {
-            in.pb = o.value.file == RegFile::PTrue ? isa::kPredTrue : static_cast<uint8_t>(o.value.index);
+            in.pb = o.value.file == RegFile::PTrue ? isa::kPredTrue
+                                                   : static_cast<uint8_t>(o.value.index);
             in.nb = o.negate;
           }
           break;

@@ -53,29 +53,29 @@ struct Insn {
   Handler fn = nullptr;
   isa::Op op = isa::Op::Nop;
   DstKind dst_kind = DstKind::None;
-  uint8_t pa = 0, pb = 0;           // predicate operands (isa::kPredTrue for pt)
-  bool na = false, nb = false;      // negated
-  uint16_t space = kSpaceNone;      // buffer index, kSpaceSlm or kSpaceNone
+  uint8_t pa = 0, pb = 0;       // predicate operands (isa::kPredTrue for pt)
+  bool na = false, nb = false;  // negated
+  uint16_t space = kSpaceNone;  // buffer index, kSpaceSlm or kSpaceNone
   uint32_t dst = 0;
   Src a, b;
-  uint32_t offset = 0;              // memory byte offset (two's complement)
-  uint32_t target = 0;              // branch target PC
+  uint32_t offset = 0;  // memory byte offset (two's complement)
+  uint32_t target = 0;  // branch target PC
 };
 
 struct BufferLayout {
   std::string name;
   syntax::ElemType type = syntax::ElemType::U32;
   syntax::BufferMode mode = syntax::BufferMode::InOut;
-  uint32_t count = 0;              // elements
+  uint32_t count = 0;  // elements
   uint32_t bytes = 0;
-  std::vector<uint8_t> init;       // initial contents, `bytes` long
+  std::vector<uint8_t> init;  // initial contents, `bytes` long
 };
 
 struct Program {
-  LaunchConfig config;             // the configuration it was assembled for
+  LaunchConfig config;  // the configuration it was assembled for
   std::vector<Insn> insns;
-  std::vector<std::string> text;   // each instruction printed, for traces and listings
-  std::vector<syntax::Span> spans; // each instruction's source span
+  std::vector<std::string> text;    // each instruction printed, for traces and listings
+  std::vector<syntax::Span> spans;  // each instruction's source span
   std::vector<BufferLayout> buffers;
   size_t size() const { return insns.size(); }
 };

@@ -117,16 +117,24 @@ struct CmpNe {
   static bool apply(uint32_t a, uint32_t b) { return a != b; }
 };
 struct CmpLtS {
-  static bool apply(uint32_t a, uint32_t b) { return static_cast<int32_t>(a) < static_cast<int32_t>(b); }
+  static bool apply(uint32_t a, uint32_t b) {
+    return static_cast<int32_t>(a) < static_cast<int32_t>(b);
+  }
 };
 struct CmpLeS {
-  static bool apply(uint32_t a, uint32_t b) { return static_cast<int32_t>(a) <= static_cast<int32_t>(b); }
+  static bool apply(uint32_t a, uint32_t b) {
+    return static_cast<int32_t>(a) <= static_cast<int32_t>(b);
+  }
 };
 struct CmpGtS {
-  static bool apply(uint32_t a, uint32_t b) { return static_cast<int32_t>(a) > static_cast<int32_t>(b); }
+  static bool apply(uint32_t a, uint32_t b) {
+    return static_cast<int32_t>(a) > static_cast<int32_t>(b);
+  }
 };
 struct CmpGeS {
-  static bool apply(uint32_t a, uint32_t b) { return static_cast<int32_t>(a) >= static_cast<int32_t>(b); }
+  static bool apply(uint32_t a, uint32_t b) {
+    return static_cast<int32_t>(a) >= static_cast<int32_t>(b);
+  }
 };
 struct CmpLtU {
   static bool apply(uint32_t a, uint32_t b) { return a < b; }
@@ -162,8 +170,10 @@ template <uint32_t Size, bool Signed>
 struct LoadOf {
   static constexpr uint32_t size = Size;
   static uint32_t extend(uint32_t raw) {
-    if constexpr (Size == 1 && Signed) return static_cast<uint32_t>(int32_t{static_cast<int8_t>(raw)});
-    if constexpr (Size == 2 && Signed) return static_cast<uint32_t>(int32_t{static_cast<int16_t>(raw)});
+    if constexpr (Size == 1 && Signed)
+      return static_cast<uint32_t>(int32_t{static_cast<int8_t>(raw)});
+    if constexpr (Size == 2 && Signed)
+      return static_cast<uint32_t>(int32_t{static_cast<int16_t>(raw)});
     return raw;
   }
 };
@@ -206,8 +216,8 @@ struct ShflXor {
 };
 
 // ---- branch.*, bar.* : control instructions, defined in control.cpp ----------------
-#define SIMT_CONTROL(name) \
-  struct name {            \
+#define SIMT_CONTROL(name)                                      \
+  struct name {                                                 \
     static Flow exec(Machine& m, WarpState& w, const Insn& in); \
   };
 SIMT_CONTROL(Bar)

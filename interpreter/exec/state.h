@@ -37,13 +37,13 @@ struct WarpState {
   uint64_t live = 0;  // lanes that have not exited
   WarpStatus status = WarpStatus::Ready;
   WaveMode mode = WaveMode::Normal;
-  uint8_t part = 0;   // current sub-vector part
+  uint8_t part = 0;         // current sub-vector part
   bool in_handler = false;  // in the trap handler (trap chapter)
-  uint32_t sp = 0;    // program-stack pointer: byte offset into this warp's stack
+  uint32_t sp = 0;          // program-stack pointer: byte offset into this warp's stack
   std::vector<MaskEntry> mask_stack;
   std::vector<uint32_t> pc_stack;
   std::vector<uint32_t> sregs;
-  std::vector<uint32_t> vregs;  // register-major: vregs[r * wave + lane]
+  std::vector<uint32_t> vregs;                       // register-major: vregs[r * wave + lane]
   std::array<uint64_t, isa::kNumPreds + 1> preds{};  // preds[kPredTrue] is all ones
   bool operator==(const WarpState&) const = default;
 };

@@ -49,11 +49,16 @@ std::optional<std::string> parse_config_toml(std::string_view text, const std::s
         const char* key;
         std::optional<uint32_t>* field;
       };
-      const U32 u32s[] = {{"wave", &out.wave},       {"simd", &out.simd},
-                          {"warps", &out.warps},     {"workgroups", &out.workgroups},
-                          {"cores", &out.cores},     {"slm", &out.slm},
-                          {"vregs", &out.vregs},     {"sregs", &out.sregs},
-                          {"mask_depth", &out.mask_depth}, {"call_depth", &out.call_depth},
+      const U32 u32s[] = {{"wave", &out.wave},
+                          {"simd", &out.simd},
+                          {"warps", &out.warps},
+                          {"workgroups", &out.workgroups},
+                          {"cores", &out.cores},
+                          {"slm", &out.slm},
+                          {"vregs", &out.vregs},
+                          {"sregs", &out.sregs},
+                          {"mask_depth", &out.mask_depth},
+                          {"call_depth", &out.call_depth},
                           {"stack", &out.stack}};
       bool done = false;
       for (const auto& u : u32s) {
@@ -98,7 +103,8 @@ exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadO
   exec::LaunchConfig c;
   // Where each field's final value came from, for locating errors.
   std::map<std::string, std::pair<syntax::Span, std::string>> origin;
-  auto apply = [&](const char* name, auto& field, const auto& dir, const auto& toml, const auto& cli) {
+  auto apply = [&](const char* name, auto& field, const auto& dir, const auto& toml,
+                   const auto& cli) {
     if (dir.value) field = *dir.value, origin[name] = {dir.span, ""};
     if (toml) field = *toml, origin[name] = {syntax::Span{}, " (set by the configuration file)"};
     if (cli) field = *cli, origin[name] = {syntax::Span{}, " (set on the command line)"};
@@ -119,7 +125,8 @@ exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadO
   apply("seed", c.seed, d.seed, t.seed, k.seed);
   apply("max_steps", c.max_steps, d.max_steps, t.max_steps, k.max_steps);
   if (d.policy.value) {
-    if (auto p = exec::find_policy(*d.policy.value)) c.policy = *p;
+    if (auto p = exec::find_policy(*d.policy.value))
+      c.policy = *p;
     else
       diags.add(DiagKind::Config, d.policy.span,
                 "unknown policy '" + *d.policy.value +

@@ -8,8 +8,10 @@ namespace {
 std::string escape_cell(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c;
   }
   return out;
 }
@@ -19,9 +21,9 @@ std::string instruction_table() {
   std::string out =
       "| mnemonic | operands | family | feature | clause | summary |\n"
       "|---|---|---|---|---|---|\n";
-  static constexpr const char* kFamilies[] = {"unary",  "binary", "compare", "select",
-                                              "pred",   "load",   "store",   "ballot",
-                                              "vote",   "readlane", "shuffle", "control"};
+  static constexpr const char* kFamilies[] = {"unary", "binary",   "compare", "select",
+                                              "pred",  "load",     "store",   "ballot",
+                                              "vote",  "readlane", "shuffle", "control"};
   for (const auto& row : isa::table()) {
     // Operands are named by kind; sources are lettered A, B, C and predicates
     // P, Q in the order they appear, as the spec chapters name them.
@@ -30,13 +32,16 @@ std::string instruction_table() {
     for (auto k : row.sig.view()) {
       if (!ops.empty()) ops += ", ";
       std::string name(isa::operand_kind_name(k));
-      if (k == isa::OperandKind::Src) name = std::string(1, src++);
-      else if (k == isa::OperandKind::VSrc) name = std::string("v") + src++;
-      else if (k == isa::OperandKind::Pred) name = std::string(1, prd++);
+      if (k == isa::OperandKind::Src)
+        name = std::string(1, src++);
+      else if (k == isa::OperandKind::VSrc)
+        name = std::string("v") + src++;
+      else if (k == isa::OperandKind::Pred)
+        name = std::string(1, prd++);
       ops += name;
     }
-    out += "| `" + std::string(row.mnemonic) + "` | " + (ops.empty() ? "" : "`" + ops + "`") + " | " +
-           kFamilies[static_cast<size_t>(row.family)] + " | " +
+    out += "| `" + std::string(row.mnemonic) + "` | " + (ops.empty() ? "" : "`" + ops + "`") +
+           " | " + kFamilies[static_cast<size_t>(row.family)] + " | " +
            std::string(isa::feature_name(row.feature)) + " | `" + std::string(row.clause) + "` | " +
            escape_cell(row.summary) + " |\n";
   }
@@ -44,7 +49,8 @@ std::string instruction_table() {
 }
 
 std::string special_table() {
-  std::string out = "| register | per-lane | writable | clause | meaning |\n|---|---|---|---|---|\n";
+  std::string out =
+      "| register | per-lane | writable | clause | meaning |\n|---|---|---|---|---|\n";
   for (const auto& s : isa::specials())
     out += "| `%" + std::string(s.name) + "` | " + (s.per_lane ? "yes" : "no") + " | " +
            (s.writable ? "yes" : "no") + " | `" + std::string(s.clause) + "` | " +
@@ -55,7 +61,8 @@ std::string special_table() {
 std::string event_table() {
   std::string out = "| code | name |\n|---|---|\n";
   for (auto e : isa::all_events())
-    out += "| " + std::to_string(static_cast<int>(e)) + " | `" + std::string(isa::event_name(e)) + "` |\n";
+    out += "| " + std::to_string(static_cast<int>(e)) + " | `" + std::string(isa::event_name(e)) +
+           "` |\n";
   return out;
 }
 

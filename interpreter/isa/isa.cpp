@@ -40,7 +40,8 @@ constexpr SpecialInfo kSpecials[] = {
     {Special::Simd, "simd", false, false, "state.special.size", "SIMD width in lanes"},
     {Special::NWarps, "nwarps", false, false, "state.special.size", "warps per workgroup"},
     {Special::NWg, "nwg", false, false, "state.special.size", "number of workgroups"},
-    {Special::Exec, "exec", false, true, "state.special.exec", "exec mask (see state.special.exec)"},
+    {Special::Exec, "exec", false, true, "state.special.exec",
+     "exec mask (see state.special.exec)"},
     {Special::ExecLo, "exec_lo", false, true, "state.special.exec", "exec bits 0-31"},
     {Special::ExecHi, "exec_hi", false, true, "state.special.exec", "exec bits 32-63"},
 };
@@ -63,15 +64,19 @@ constexpr EventName kEvents[] = {
     {Event::IllegalInstruction, "illegal_instruction"},
 };
 constexpr Event kEventList[] = {
-    Event::DivZero,       Event::MemOutOfBounds, Event::MemMisaligned, Event::MaskOverflow,
-    Event::MaskUnderflow, Event::MaskMismatch,   Event::CallOverflow,  Event::CallUnderflow,
+    Event::DivZero,       Event::MemOutOfBounds,     Event::MemMisaligned, Event::MaskOverflow,
+    Event::MaskUnderflow, Event::MaskMismatch,       Event::CallOverflow,  Event::CallUnderflow,
     Event::PcRange,       Event::IllegalInstruction,
 };
 
 }  // namespace
 
-std::span<const OpInfo> table() { return kTable; }
-const OpInfo& info(Op op) { return kTable[static_cast<size_t>(op)]; }
+std::span<const OpInfo> table() {
+  return kTable;
+}
+const OpInfo& info(Op op) {
+  return kTable[static_cast<size_t>(op)];
+}
 
 std::optional<Op> find(std::string_view mnemonic) {
   static const auto* map = [] {
@@ -86,37 +91,60 @@ std::optional<Op> find(std::string_view mnemonic) {
 
 std::string_view feature_name(Feature f) {
   switch (f) {
-    case Feature::alu: return "alu";
-    case Feature::mem: return "mem";
-    case Feature::xlane: return "xlane";
-    case Feature::bar: return "bar";
-    case Feature::branch: return "branch";
-    case Feature::trap: return "trap";
-    case Feature::preempt: return "preempt";
-    case Feature::wave: return "wave";
-    case Feature::watomic: return "watomic";
+    case Feature::alu:
+      return "alu";
+    case Feature::mem:
+      return "mem";
+    case Feature::xlane:
+      return "xlane";
+    case Feature::bar:
+      return "bar";
+    case Feature::branch:
+      return "branch";
+    case Feature::trap:
+      return "trap";
+    case Feature::preempt:
+      return "preempt";
+    case Feature::wave:
+      return "wave";
+    case Feature::watomic:
+      return "watomic";
   }
   return "?";
 }
 
 std::string_view operand_kind_name(OperandKind k) {
   switch (k) {
-    case K::Dst: return "D";
-    case K::VDst: return "vD";
-    case K::SDst: return "sD";
-    case K::PDst: return "pD";
-    case K::Src: return "A";
-    case K::VSrc: return "vA";
-    case K::Lane: return "L";
-    case K::Pred: return "P";
-    case K::Mem: return "M";
-    case K::Label: return "label";
+    case K::Dst:
+      return "D";
+    case K::VDst:
+      return "vD";
+    case K::SDst:
+      return "sD";
+    case K::PDst:
+      return "pD";
+    case K::Src:
+      return "A";
+    case K::VSrc:
+      return "vA";
+    case K::Lane:
+      return "L";
+    case K::Pred:
+      return "P";
+    case K::Mem:
+      return "M";
+    case K::Label:
+      return "label";
   }
   return "?";
 }
 
-std::span<const SpecialInfo> specials() { return kSpecials; }
-const SpecialInfo& special_info(Special s) { return kSpecials[static_cast<size_t>(s)]; }
+std::span<const SpecialInfo> specials() {
+  return kSpecials;
+}
+const SpecialInfo& special_info(Special s) {
+  return kSpecials[static_cast<size_t>(s)];
+}
 std::optional<Special> find_special(std::string_view name) {
   for (const auto& s : kSpecials)
     if (s.name == name) return s.id;
@@ -133,6 +161,8 @@ std::optional<Event> find_event(std::string_view name) {
     if (n.name == name) return n.e;
   return std::nullopt;
 }
-std::span<const Event> all_events() { return kEventList; }
+std::span<const Event> all_events() {
+  return kEventList;
+}
 
 }  // namespace simt::isa

@@ -67,18 +67,18 @@ std::string_view operand_kind_name(OperandKind k);
 
 // ---- special registers (spec/state.md, state.special.*) -------------------------
 enum class Special : uint8_t {
-  Lane,     // per-lane: lane index 0..wave-1
-  Warp,     // warp index within its workgroup
-  GWarp,    // global warp index
-  Wg,       // workgroup index
-  Core,     // core index of the warp's workgroup
-  Wave,     // wave size
-  Simd,     // SIMD width
-  NWarps,   // warps per workgroup
-  NWg,      // number of workgroups
-  Exec,     // exec mask (low word when read; a write sets bits 0-31 and clears 32-63)
-  ExecLo,   // exec bits 0-31
-  ExecHi,   // exec bits 32-63
+  Lane,    // per-lane: lane index 0..wave-1
+  Warp,    // warp index within its workgroup
+  GWarp,   // global warp index
+  Wg,      // workgroup index
+  Core,    // core index of the warp's workgroup
+  Wave,    // wave size
+  Simd,    // SIMD width
+  NWarps,  // warps per workgroup
+  NWg,     // number of workgroups
+  Exec,    // exec mask (low word when read; a write sets bits 0-31 and clears 32-63)
+  ExecLo,  // exec bits 0-31
+  ExecHi,  // exec bits 32-63
   kCount
 };
 

@@ -5,8 +5,10 @@ namespace simt::syntax {
 bool SizeExpr::operator==(const SizeExpr& o) const {
   if (kind != o.kind) return false;
   switch (kind) {
-    case Kind::Num: return num == o.num;
-    case Kind::Sym: return sym == o.sym;
+    case Kind::Num:
+      return num == o.num;
+    case Kind::Sym:
+      return sym == o.sym;
     default:
       if (!lhs || !rhs || !o.lhs || !o.rhs) return false;
       return *lhs == *o.lhs && *rhs == *o.rhs;
@@ -15,29 +17,39 @@ bool SizeExpr::operator==(const SizeExpr& o) const {
 
 uint32_t elem_size(ElemType t) {
   switch (t) {
-    case ElemType::U8: return 1;
-    case ElemType::U16: return 2;
+    case ElemType::U8:
+      return 1;
+    case ElemType::U16:
+      return 2;
     case ElemType::U32:
-    case ElemType::I32: return 4;
+    case ElemType::I32:
+      return 4;
   }
   return 4;
 }
 
 std::string_view elem_type_name(ElemType t) {
   switch (t) {
-    case ElemType::U8: return "u8";
-    case ElemType::U16: return "u16";
-    case ElemType::U32: return "u32";
-    case ElemType::I32: return "i32";
+    case ElemType::U8:
+      return "u8";
+    case ElemType::U16:
+      return "u16";
+    case ElemType::U32:
+      return "u32";
+    case ElemType::I32:
+      return "i32";
   }
   return "u32";
 }
 
 std::string_view buffer_mode_name(BufferMode m) {
   switch (m) {
-    case BufferMode::In: return "in";
-    case BufferMode::Out: return "out";
-    case BufferMode::InOut: return "inout";
+    case BufferMode::In:
+      return "in";
+    case BufferMode::Out:
+      return "out";
+    case BufferMode::InOut:
+      return "inout";
   }
   return "inout";
 }

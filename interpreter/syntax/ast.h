@@ -28,10 +28,10 @@ enum class OperandType : uint8_t { Value, Pred, Mem, Label };
 
 struct Operand {
   OperandType type = OperandType::Value;
-  Value value;         // Value: the operand; Pred: P or PTrue; Mem: the base (None if absent)
-  bool negate = false; // Pred only
-  int64_t offset = 0;  // Mem only: byte offset added to the base
-  std::string name;    // Mem: address space (buffer name or `slm`); Label: label name
+  Value value;          // Value: the operand; Pred: P or PTrue; Mem: the base (None if absent)
+  bool negate = false;  // Pred only
+  int64_t offset = 0;   // Mem only: byte offset added to the base
+  std::string name;     // Mem: address space (buffer name or `slm`); Label: label name
   Span span;
   bool operator==(const Operand& o) const {
     return type == o.type && value == o.value && negate == o.negate && offset == o.offset &&
@@ -53,10 +53,10 @@ enum class StmtKind : uint8_t {
 
 struct Stmt {
   StmtKind kind = StmtKind::Instr;
-  isa::Op op = isa::Op::Nop;     // Instr only
-  std::vector<Operand> operands; // Instr: per signature; If/Break/Continue: one Pred
-  std::string label;             // Label only
-  Span span;                     // the statement's first token (and its length)
+  isa::Op op = isa::Op::Nop;      // Instr only
+  std::vector<Operand> operands;  // Instr: per signature; If/Break/Continue: one Pred
+  std::string label;              // Label only
+  Span span;                      // the statement's first token (and its length)
   bool operator==(const Stmt& o) const {
     return kind == o.kind && (kind != StmtKind::Instr || op == o.op) && operands == o.operands &&
            label == o.label;
@@ -90,8 +90,7 @@ struct BufferDecl {
   BufferInit init;
   Span span;
   bool operator==(const BufferDecl& o) const {
-    return name == o.name && type == o.type && count == o.count && mode == o.mode &&
-           init == o.init;
+    return name == o.name && type == o.type && count == o.count && mode == o.mode && init == o.init;
   }
 };
 

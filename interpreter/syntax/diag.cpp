@@ -14,9 +14,15 @@ std::string format_diag(const std::string& file, const Diagnostic& d) {
   out += ':' + std::to_string(d.span.line == 0 ? 1 : d.span.line) + ':' +
          std::to_string(d.span.col == 0 ? 1 : d.span.col) + ": ";
   switch (d.kind) {
-    case DiagKind::Syntax: out += "error: "; break;
-    case DiagKind::Invalid: out += "invalid program: "; break;
-    case DiagKind::Config: out += "bad launch configuration: "; break;
+    case DiagKind::Syntax:
+      out += "error: ";
+      break;
+    case DiagKind::Invalid:
+      out += "invalid program: ";
+      break;
+    case DiagKind::Config:
+      out += "bad launch configuration: ";
+      break;
   }
   out += d.message;
   return out;

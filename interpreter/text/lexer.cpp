@@ -8,8 +8,12 @@ namespace {
 bool ident_start(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.';
 }
-bool ident_char(unsigned char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
-bool digit(unsigned char c) { return c >= '0' && c <= '9'; }
+bool ident_char(unsigned char c) {
+  return ident_start(c) || (c >= '0' && c <= '9');
+}
+bool digit(unsigned char c) {
+  return c >= '0' && c <= '9';
+}
 
 }  // namespace
 
@@ -18,8 +22,7 @@ std::vector<Token> lex(std::string_view src) {
   uint32_t line = 1, col = 1;
   size_t i = 0;
   auto push = [&](Tok k, size_t start, size_t len) {
-    out.push_back({k, src.substr(start, len),
-                   syntax::Span{line, col, static_cast<uint32_t>(len)}});
+    out.push_back({k, src.substr(start, len), syntax::Span{line, col, static_cast<uint32_t>(len)}});
   };
   while (i < src.size()) {
     unsigned char c = static_cast<unsigned char>(src[i]);
@@ -46,8 +49,7 @@ std::vector<Token> lex(std::string_view src) {
       while (i < src.size() && ident_char(static_cast<unsigned char>(src[i]))) ++i;
       kind = Tok::Ident;
     } else if (digit(c)) {
-      while (i < src.size() &&
-             (ident_char(static_cast<unsigned char>(src[i])) && src[i] != '.'))
+      while (i < src.size() && (ident_char(static_cast<unsigned char>(src[i])) && src[i] != '.'))
         ++i;
       kind = Tok::Number;
     } else if (c == '%') {
@@ -57,18 +59,42 @@ std::vector<Token> lex(std::string_view src) {
     } else {
       ++i;
       switch (c) {
-        case ',': kind = Tok::Comma; break;
-        case ':': kind = Tok::Colon; break;
-        case '[': kind = Tok::LBrack; break;
-        case ']': kind = Tok::RBrack; break;
-        case '(': kind = Tok::LParen; break;
-        case ')': kind = Tok::RParen; break;
-        case '+': kind = Tok::Plus; break;
-        case '-': kind = Tok::Minus; break;
-        case '*': kind = Tok::Star; break;
-        case '!': kind = Tok::Bang; break;
-        case '=': kind = Tok::Equals; break;
-        default: kind = Tok::Error; break;
+        case ',':
+          kind = Tok::Comma;
+          break;
+        case ':':
+          kind = Tok::Colon;
+          break;
+        case '[':
+          kind = Tok::LBrack;
+          break;
+        case ']':
+          kind = Tok::RBrack;
+          break;
+        case '(':
+          kind = Tok::LParen;
+          break;
+        case ')':
+          kind = Tok::RParen;
+          break;
+        case '+':
+          kind = Tok::Plus;
+          break;
+        case '-':
+          kind = Tok::Minus;
+          break;
+        case '*':
+          kind = Tok::Star;
+          break;
+        case '!':
+          kind = Tok::Bang;
+          break;
+        case '=':
+          kind = Tok::Equals;
+          break;
+        default:
+          kind = Tok::Error;
+          break;
       }
     }
     push(kind, start, i - start);
@@ -81,8 +107,10 @@ std::vector<Token> lex(std::string_view src) {
 
 std::string describe(const Token& t) {
   switch (t.kind) {
-    case Tok::Newline: return "end of line";
-    case Tok::Eof: return "end of file";
+    case Tok::Newline:
+      return "end of line";
+    case Tok::Eof:
+      return "end of file";
     case Tok::Error: {
       unsigned char c = t.text.empty() ? 0 : static_cast<unsigned char>(t.text[0]);
       if (c >= 0x20 && c < 0x7f) return std::string("character '") + static_cast<char>(c) + "'";

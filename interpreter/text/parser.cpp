@@ -36,7 +36,9 @@ const RE2& label_re() {
   return re;
 }
 
-re2::StringPiece sp(std::string_view s) { return re2::StringPiece(s.data(), s.size()); }
+re2::StringPiece sp(std::string_view s) {
+  return re2::StringPiece(s.data(), s.size());
+}
 
 struct Cursor {
   const std::vector<Token>& toks;
@@ -60,7 +62,9 @@ struct LineError {
   std::string message;
 };
 
-[[noreturn]] void fail(const Token& t, std::string msg) { throw LineError{t.span, std::move(msg)}; }
+[[noreturn]] void fail(const Token& t, std::string msg) {
+  throw LineError{t.span, std::move(msg)};
+}
 
 Span join(Span a, const Token& last) {
   if (last.span.line == a.line && last.span.col + last.span.len > a.col)
@@ -121,7 +125,8 @@ class Parser {
     }
     if (cur_.at_eol()) return;
     const Token& head = cur_.peek();
-    if (head.kind != Tok::Ident) fail(head, "expected an instruction, directive or label, found " + describe(head));
+    if (head.kind != Tok::Ident)
+      fail(head, "expected an instruction, directive or label, found " + describe(head));
     if (head.text[0] == '.') {
       directive(prog);
     } else if (is_structured_keyword(head.text)) {
@@ -129,12 +134,14 @@ class Parser {
     } else {
       prog.stmts.push_back(instruction());
     }
-    if (!cur_.at_eol()) fail(cur_.peek(), "unexpected " + describe(cur_.peek()) + " after the statement");
+    if (!cur_.at_eol())
+      fail(cur_.peek(), "unexpected " + describe(cur_.peek()) + " after the statement");
   }
 
   void check_label_name(const Token& t) {
     if (!RE2::FullMatch(sp(t.text), label_re()))
-      fail(t, "invalid label name '" + std::string(t.text) + "' (labels are letters, digits and _)");
+      fail(t,
+           "invalid label name '" + std::string(t.text) + "' (labels are letters, digits and _)");
     if (RE2::FullMatch(sp(t.text), register_re()) || t.text == "pt")
       fail(t, "label name '" + std::string(t.text) + "' is a register name");
   }
@@ -346,7 +353,8 @@ class Parser {
     const Token& t = cur_.peek();
     Value v;
     if (!reg_token(t, v) || (v.file != RegFile::P && v.file != RegFile::PTrue))
-      fail(t, "expected a predicate (p0-p15, pt, optionally negated with '!'), found " + describe(t));
+      fail(t,
+           "expected a predicate (p0-p15, pt, optionally negated with '!'), found " + describe(t));
     cur_.next();
     o.value = v;
     o.span = join(o.span, t);
@@ -418,10 +426,17 @@ class Parser {
       syntax::Directive<uint32_t>* field;
     };
     const U32Dir u32dirs[] = {
-        {".wave", &L.wave},       {".simd", &L.simd},       {".warps", &L.warps},
-        {".workgroups", &L.workgroups}, {".cores", &L.cores}, {".slm", &L.slm},
-        {".vregs", &L.vregs},     {".sregs", &L.sregs},     {".mask_depth", &L.mask_depth},
-        {".call_depth", &L.call_depth}, {".stack", &L.stack},
+        {".wave", &L.wave},
+        {".simd", &L.simd},
+        {".warps", &L.warps},
+        {".workgroups", &L.workgroups},
+        {".cores", &L.cores},
+        {".slm", &L.slm},
+        {".vregs", &L.vregs},
+        {".sregs", &L.sregs},
+        {".mask_depth", &L.mask_depth},
+        {".call_depth", &L.call_depth},
+        {".stack", &L.stack},
     };
     for (const auto& u : u32dirs) {
       if (n == u.name) {
@@ -453,11 +468,16 @@ class Parser {
     b.name = std::string(name.text);
     b.span = name.span;
     const Token& ty = cur_.next();
-    if (ty.text == "u8") b.type = syntax::ElemType::U8;
-    else if (ty.text == "u16") b.type = syntax::ElemType::U16;
-    else if (ty.text == "u32") b.type = syntax::ElemType::U32;
-    else if (ty.text == "i32") b.type = syntax::ElemType::I32;
-    else fail(ty, "expected an element type (u8, u16, u32, i32), found " + describe(ty));
+    if (ty.text == "u8")
+      b.type = syntax::ElemType::U8;
+    else if (ty.text == "u16")
+      b.type = syntax::ElemType::U16;
+    else if (ty.text == "u32")
+      b.type = syntax::ElemType::U32;
+    else if (ty.text == "i32")
+      b.type = syntax::ElemType::I32;
+    else
+      fail(ty, "expected an element type (u8, u16, u32, i32), found " + describe(ty));
     if (!cur_.at(Tok::LBrack)) fail(cur_.peek(), "expected '[' and an element count");
     cur_.next();
     depth_ = 0;
@@ -465,10 +485,14 @@ class Parser {
     if (!cur_.at(Tok::RBrack)) fail(cur_.peek(), "expected ']', found " + describe(cur_.peek()));
     cur_.next();
     const Token& mode = cur_.next();
-    if (mode.text == "in") b.mode = syntax::BufferMode::In;
-    else if (mode.text == "out") b.mode = syntax::BufferMode::Out;
-    else if (mode.text == "inout") b.mode = syntax::BufferMode::InOut;
-    else fail(mode, "expected a buffer mode (in, out, inout), found " + describe(mode));
+    if (mode.text == "in")
+      b.mode = syntax::BufferMode::In;
+    else if (mode.text == "out")
+      b.mode = syntax::BufferMode::Out;
+    else if (mode.text == "inout")
+      b.mode = syntax::BufferMode::InOut;
+    else
+      fail(mode, "expected a buffer mode (in, out, inout), found " + describe(mode));
     if (cur_.at(Tok::Equals)) {
       cur_.next();
       b.init = buffer_init();

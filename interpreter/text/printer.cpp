@@ -10,23 +10,32 @@ using syntax::StmtKind;
 
 std::string print_value(const syntax::Value& v) {
   switch (v.file) {
-    case RegFile::V: return "v" + std::to_string(v.index);
-    case RegFile::S: return "s" + std::to_string(v.index);
-    case RegFile::P: return "p" + std::to_string(v.index);
-    case RegFile::PTrue: return "pt";
+    case RegFile::V:
+      return "v" + std::to_string(v.index);
+    case RegFile::S:
+      return "s" + std::to_string(v.index);
+    case RegFile::P:
+      return "p" + std::to_string(v.index);
+    case RegFile::PTrue:
+      return "pt";
     case RegFile::Special:
       return "%" + std::string(isa::special_info(static_cast<isa::Special>(v.index)).name);
-    case RegFile::Imm: return std::to_string(v.imm);
-    case RegFile::None: return "";
+    case RegFile::Imm:
+      return std::to_string(v.imm);
+    case RegFile::None:
+      return "";
   }
   return "";
 }
 
 std::string print_operand(const syntax::Operand& o) {
   switch (o.type) {
-    case OperandType::Value: return print_value(o.value);
-    case OperandType::Pred: return (o.negate ? "!" : "") + print_value(o.value);
-    case OperandType::Label: return o.name;
+    case OperandType::Value:
+      return print_value(o.value);
+    case OperandType::Pred:
+      return (o.negate ? "!" : "") + print_value(o.value);
+    case OperandType::Label:
+      return o.name;
     case OperandType::Mem: {
       std::string s = o.name + "[";
       if (o.value.file == RegFile::None) {
@@ -49,14 +58,22 @@ std::string print_stmt(const syntax::Stmt& s) {
     return out;
   };
   switch (s.kind) {
-    case StmtKind::Label: return s.label + ":";
-    case StmtKind::If: return with_pred("if");
-    case StmtKind::Else: return "else";
-    case StmtKind::EndIf: return "endif";
-    case StmtKind::Loop: return "loop";
-    case StmtKind::Break: return with_pred("break");
-    case StmtKind::Continue: return with_pred("continue");
-    case StmtKind::EndLoop: return "endloop";
+    case StmtKind::Label:
+      return s.label + ":";
+    case StmtKind::If:
+      return with_pred("if");
+    case StmtKind::Else:
+      return "else";
+    case StmtKind::EndIf:
+      return "endif";
+    case StmtKind::Loop:
+      return "loop";
+    case StmtKind::Break:
+      return with_pred("break");
+    case StmtKind::Continue:
+      return with_pred("continue");
+    case StmtKind::EndLoop:
+      return "endloop";
     case StmtKind::Instr: {
       std::string out(isa::info(s.op).mnemonic);
       for (size_t i = 0; i < s.operands.size(); ++i)
@@ -71,9 +88,12 @@ namespace {
 int prec(const syntax::SizeExpr& e) {
   switch (e.kind) {
     case syntax::SizeExpr::Kind::Add:
-    case syntax::SizeExpr::Kind::Sub: return 1;
-    case syntax::SizeExpr::Kind::Mul: return 2;
-    default: return 3;
+    case syntax::SizeExpr::Kind::Sub:
+      return 1;
+    case syntax::SizeExpr::Kind::Mul:
+      return 2;
+    default:
+      return 3;
   }
 }
 }  // namespace
@@ -81,9 +101,12 @@ int prec(const syntax::SizeExpr& e) {
 std::string print_size(const syntax::SizeExpr& e) {
   using K = syntax::SizeExpr::Kind;
   switch (e.kind) {
-    case K::Num: return std::to_string(e.num);
-    case K::Sym: return e.sym;
-    default: break;
+    case K::Num:
+      return std::to_string(e.num);
+    case K::Sym:
+      return e.sym;
+    default:
+      break;
   }
   if (!e.lhs || !e.rhs) return "0";
   int p = prec(e);
@@ -99,12 +122,15 @@ std::string print_buffer(const syntax::BufferDecl& b) {
                   print_size(b.count) + "] " + std::string(syntax::buffer_mode_name(b.mode));
   using K = syntax::BufferInit::Kind;
   switch (b.init.kind) {
-    case K::Zero: break;
+    case K::Zero:
+      break;
     case K::Iota:
       s += " = iota(" + std::to_string(b.init.values.at(0)) + ", " +
            std::to_string(b.init.values.at(1)) + ")";
       break;
-    case K::Fill: s += " = fill(" + std::to_string(b.init.values.at(0)) + ")"; break;
+    case K::Fill:
+      s += " = fill(" + std::to_string(b.init.values.at(0)) + ")";
+      break;
     case K::List:
       s += " =";
       for (size_t i = 0; i < b.init.values.size(); ++i)

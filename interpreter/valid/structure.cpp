@@ -29,13 +29,16 @@ void check_structure(const Program& p, syntax::Diagnostics& d) {
   for (const auto& s : p.stmts) {
     switch (s.kind) {
       case StmtKind::If:
-      case StmtKind::Loop: open.push_back({&s, false}); break;
+      case StmtKind::Loop:
+        open.push_back({&s, false});
+        break;
       case StmtKind::Else:
         if (open.empty() || open.back().stmt->kind != StmtKind::If)
           d.add(DiagKind::Invalid, s.span, "'else' without a matching 'if'");
         else if (open.back().seen_else)
-          d.add(DiagKind::Invalid, s.span,
-                "second 'else' for the 'if' on line " + std::to_string(open.back().stmt->span.line));
+          d.add(
+              DiagKind::Invalid, s.span,
+              "second 'else' for the 'if' on line " + std::to_string(open.back().stmt->span.line));
         else
           open.back().seen_else = true;
         break;
@@ -64,7 +67,8 @@ void check_structure(const Program& p, syntax::Diagnostics& d) {
                 std::string(s.kind == StmtKind::Break ? "'break'" : "'continue'") +
                     " outside of a loop");
         break;
-      default: break;
+      default:
+        break;
     }
   }
   for (const auto& o : open)
@@ -115,10 +119,18 @@ Program expand(const Program& p) {
   for (const auto& s : p.stmts) {
     switch (s.kind) {
       case StmtKind::Label:
-      case StmtKind::Instr: out.stmts.push_back(s); break;
-      case StmtKind::If: out.stmts.push_back(instr(isa::Op::Push, s.span, {s.operands.at(0)})); break;
-      case StmtKind::Else: out.stmts.push_back(instr(isa::Op::Invert, s.span)); break;
-      case StmtKind::EndIf: out.stmts.push_back(instr(isa::Op::Pop, s.span)); break;
+      case StmtKind::Instr:
+        out.stmts.push_back(s);
+        break;
+      case StmtKind::If:
+        out.stmts.push_back(instr(isa::Op::Push, s.span, {s.operands.at(0)}));
+        break;
+      case StmtKind::Else:
+        out.stmts.push_back(instr(isa::Op::Invert, s.span));
+        break;
+      case StmtKind::EndIf:
+        out.stmts.push_back(instr(isa::Op::Pop, s.span));
+        break;
       case StmtKind::Loop: {
         out.stmts.push_back(instr(isa::Op::LPush, s.span));
         Stmt l;

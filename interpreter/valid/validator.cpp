@@ -23,8 +23,8 @@ using syntax::StmtKind;
 namespace {
 
 bool per_lane(const syntax::Value& v) {
-  return v.file == RegFile::V ||
-         (v.file == RegFile::Special && isa::special_info(static_cast<isa::Special>(v.index)).per_lane);
+  return v.file == RegFile::V || (v.file == RegFile::Special &&
+                                  isa::special_info(static_cast<isa::Special>(v.index)).per_lane);
 }
 
 class Validator {
@@ -118,7 +118,8 @@ class Validator {
           }
           break;
         case OperandKind::PDst:
-          if (o.value.file == RegFile::PTrue) err(o.span, "pt is always true and cannot be written");
+          if (o.value.file == RegFile::PTrue)
+            err(o.span, "pt is always true and cannot be written");
           break;
         case OperandKind::Mem:
           if (o.name != "slm" && !has_buffer(o.name))
@@ -129,7 +130,8 @@ class Validator {
         case OperandKind::Label:
           if (!label_pc_.count(o.name)) err(o.span, "undefined label '" + o.name + "'");
           break;
-        default: break;
+        default:
+          break;
       }
     }
     (void)special_dst;
@@ -137,10 +139,11 @@ class Validator {
       for (size_t i = 1; i < kinds.size(); ++i) {
         const Operand& o = s.operands[i];
         if ((o.type == OperandType::Value || o.type == OperandType::Mem) && per_lane(o.value))
-          err(o.span, "a scalar destination needs uniform sources; '" +
-                          std::string(o.value.file == RegFile::V ? "v" + std::to_string(o.value.index)
-                                                                 : "%lane") +
-                          "' is per-lane");
+          err(o.span,
+              "a scalar destination needs uniform sources; '" +
+                  std::string(o.value.file == RegFile::V ? "v" + std::to_string(o.value.index)
+                                                         : "%lane") +
+                  "' is per-lane");
       }
     }
   }
@@ -167,9 +170,12 @@ class Validator {
     for (size_t i = 0; i < entries.size(); ++i) analyse(entries[i], i == 0, entries, is_entry);
   }
 
-  uint32_t target(const Stmt& s, size_t opnd) const { return label_pc_.at(s.operands.at(opnd).name); }
+  uint32_t target(const Stmt& s, size_t opnd) const {
+    return label_pc_.at(s.operands.at(opnd).name);
+  }
 
-  void analyse(uint32_t entry, bool main, std::vector<uint32_t>& entries, std::vector<bool>& is_entry) {
+  void analyse(uint32_t entry, bool main, std::vector<uint32_t>& entries,
+               std::vector<bool>& is_entry) {
     std::vector<std::optional<AState>> at(size_);
     std::vector<bool> reported(size_, false);
     std::deque<uint32_t> work;
@@ -182,8 +188,9 @@ class Validator {
     };
     auto flow_to = [&](uint32_t from, uint32_t to, const AState& st) {
       if (to >= size_) {
-        report(from, main ? "control can run past the end of the program (end it with exit, jmp or ret)"
-                          : "control can run past the end of the program inside the function");
+        report(from,
+               main ? "control can run past the end of the program (end it with exit, jmp or ret)"
+                    : "control can run past the end of the program inside the function");
         return;
       }
       if (!at[to]) {
@@ -203,31 +210,51 @@ class Validator {
       const Stmt& s = *pcs_[pc];
       auto has_loop = [&] { return st.find('L') != std::string::npos; };
       switch (s.op) {
-        case Op::Push: st.push_back('I'); flow_to(pc, pc + 1, st); break;
-        case Op::LPush: st.push_back('L'); flow_to(pc, pc + 1, st); break;
+        case Op::Push:
+          st.push_back('I');
+          flow_to(pc, pc + 1, st);
+          break;
+        case Op::LPush:
+          st.push_back('L');
+          flow_to(pc, pc + 1, st);
+          break;
         case Op::Invert:
-          if (st.empty()) report(pc, std::string("invert with no push open") + where);
-          else if (st.back() != 'I') report(pc, "invert inside a loop but outside any push of that loop");
-          else flow_to(pc, pc + 1, st);
+          if (st.empty())
+            report(pc, std::string("invert with no push open") + where);
+          else if (st.back() != 'I')
+            report(pc, "invert inside a loop but outside any push of that loop");
+          else
+            flow_to(pc, pc + 1, st);
           break;
         case Op::Pop:
-          if (st.empty()) report(pc, std::string("pop with no push open") + where);
-          else { st.pop_back(); flow_to(pc, pc + 1, st); }
+          if (st.empty())
+            report(pc, std::string("pop with no push open") + where);
+          else {
+            st.pop_back();
+            flow_to(pc, pc + 1, st);
+          }
           break;
         case Op::Brk:
         case Op::Cont:
-          if (!has_loop()) report(pc, std::string(s.op == Op::Brk ? "brk" : "cont") + " outside of any loop" + where);
-          else flow_to(pc, pc + 1, st);
+          if (!has_loop())
+            report(pc,
+                   std::string(s.op == Op::Brk ? "brk" : "cont") + " outside of any loop" + where);
+          else
+            flow_to(pc, pc + 1, st);
           break;
         case Op::LNext:
-          if (st.empty() || st.back() != 'L') report(pc, "lnext with a push still open, or outside a loop");
-          else flow_to(pc, pc + 1, st);
+          if (st.empty() || st.back() != 'L')
+            report(pc, "lnext with a push still open, or outside a loop");
+          else
+            flow_to(pc, pc + 1, st);
           break;
         case Op::Cbr:
           flow_to(pc, pc + 1, st);
           flow_to(pc, target(s, 1), st);
           break;
-        case Op::Jmp: flow_to(pc, target(s, 0), st); break;
+        case Op::Jmp:
+          flow_to(pc, target(s, 0), st);
+          break;
         case Op::Call: {
           uint32_t t = target(s, 0);
           if (t < size_ && !is_entry[t]) {
@@ -238,7 +265,8 @@ class Validator {
           break;
         }
         case Op::Ret:
-          if (main) report(pc, "ret outside a called function: the PC stack would underflow");
+          if (main)
+            report(pc, "ret outside a called function: the PC stack would underflow");
           else if (!st.empty())
             report(pc, "ret with " + std::to_string(st.size()) + " mask-stack entr" +
                            (st.size() == 1 ? "y" : "ies") + " still open in the function");
@@ -249,7 +277,9 @@ class Validator {
           // on and exit falls through (branch.exit).
           if (!(main && st.empty())) flow_to(pc, pc + 1, st);
           break;
-        default: flow_to(pc, pc + 1, st); break;
+        default:
+          flow_to(pc, pc + 1, st);
+          break;
       }
     }
   }
