@@ -358,10 +358,17 @@ class Parser {
           if (!u4(cp)) return false;
           if (cp >= 0xD800 && cp < 0xDC00 && i_ + 6 <= s_.size() && s_[i_] == '\\' &&
               s_[i_ + 1] == 'u') {
+            // Pair with a following low surrogate; any other escape is left for
+            // the next round of the loop.
+            size_t save = i_;
             i_ += 2;
             uint32_t lo = 0;
-            if (!u4(lo)) return false;
-            if (lo >= 0xDC00 && lo < 0xE000) cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            if (u4(lo) && lo >= 0xDC00 && lo < 0xE000) {
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else {
+              i_ = save;
+              err_ = ParseError{};
+            }
           }
           utf8(cp, out);
           break;

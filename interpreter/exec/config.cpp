@@ -24,6 +24,13 @@ std::optional<Policy> find_policy(std::string_view name) {
   return std::nullopt;
 }
 
+uint64_t state_bytes(const LaunchConfig& c) {
+  uint64_t warps = uint64_t{c.warps} * c.workgroups;
+  uint64_t per_warp = (uint64_t{c.vregs} * c.wave + c.sregs) * 4 + c.stack +
+                      uint64_t{c.mask_depth} * 24 + uint64_t{c.call_depth} * 4 + 256;
+  return warps * per_warp + uint64_t{c.slm} * c.workgroups;
+}
+
 std::optional<ConfigError> check(const LaunchConfig& c) {
   auto range = [](const char* what, uint64_t v, uint64_t lo,
                   uint64_t hi) -> std::optional<ConfigError> {
@@ -58,6 +65,10 @@ std::optional<ConfigError> check(const LaunchConfig& c) {
   if (c.stack % 16 != 0)
     return ConfigError{"stack", "stack " + std::to_string(c.stack) + " must be a multiple of 16"};
   if (c.max_steps == 0) return ConfigError{"max_steps", "max_steps must be at least 1"};
+  if (state_bytes(c) > kMaxStateBytes)
+    return ConfigError{"warps", "the launch needs " + std::to_string(state_bytes(c) >> 20) +
+                                    " MiB of registers, stacks and shared memory; the limit is " +
+                                    std::to_string(kMaxStateBytes >> 20) + " MiB"};
   return std::nullopt;
 }
 

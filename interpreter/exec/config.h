@@ -44,6 +44,11 @@ inline constexpr uint32_t kMaxCores = 64;
 inline constexpr uint32_t kMaxStackDepth = 1024;
 inline constexpr uint32_t kMaxStackBytes = 1u << 20;
 inline constexpr uint64_t kMaxBufferBytes = 256ull << 20;
+// Registers, stacks and SLM of all warps together (state.launch.limits).
+inline constexpr uint64_t kMaxStateBytes = 256ull << 20;
+
+// Bytes of machine state (without buffers) a configuration needs.
+uint64_t state_bytes(const LaunchConfig& c);
 
 struct ConfigError {
   std::string field;  // the offending setting, e.g. "wave"

@@ -24,9 +24,10 @@ inline void lanes_pure(uint32_t* d, uint64_t exec, uint64_t full, uint32_t wave,
   if (exec == full) {
     for (uint32_t l = 0; l < wave; ++l) d[l] = f(l);
   } else {
+    // Branchless blend, so divergent masks cost no mispredictions and vectorise.
     for (uint32_t l = 0; l < wave; ++l) {
-      uint32_t r = f(l);
-      d[l] = ((exec >> l) & 1) ? r : d[l];
+      uint32_t keep = static_cast<uint32_t>((exec >> l) & 1) - 1u;  // 0 if active, ~0 if not
+      d[l] = (f(l) & ~keep) | (d[l] & keep);
     }
   }
 }
@@ -124,8 +125,12 @@ struct CompareFam {
     Reader<AV> a(m, w, in.a);
     Reader<BV> b(m, w, in.b);
     uint64_t bits = 0;
-    const uint32_t wave = m.wave();
-    for (uint32_t l = 0; l < wave; ++l) bits |= uint64_t{S::apply(a(l), b(l))} << l;
+    if constexpr (!AV && !BV) {
+      bits = S::apply(a(0), b(0)) ? ~0ull : 0;  // uniform operands: one comparison
+    } else {
+      const uint32_t wave = m.wave();
+      for (uint32_t l = 0; l < wave; ++l) bits |= uint64_t{S::apply(a(l), b(l))} << l;
+    }
     uint64_t& p = w.preds[in.dst];
     p = (p & ~w.exec) | (bits & w.exec);
     return Flow::Next;

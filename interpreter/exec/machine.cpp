@@ -39,6 +39,14 @@ uint64_t splitmix64(uint64_t& state) {  // exec.sched.random
   return z ^ (z >> 31);
 }
 
+// Population count without a library call (the build targets baseline x86-64).
+inline uint64_t count_lanes(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ull);
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (x * 0x0101010101010101ull) >> 56;
+}
+
 uint64_t mix(uint64_t x) {
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdull;
@@ -315,7 +323,7 @@ std::optional<Status> Machine::advance(uint64_t n) {
     if (f == Flow::Event) return finish(Status::Trapped);
     if (f == Flow::Next) ++w.pc;
     ++steps_;
-    lane_ops_ += exec == full_ ? wave_ : static_cast<uint64_t>(std::popcount(exec));
+    lane_ops_ += exec == full_ ? wave_ : count_lanes(exec);
     if (rr)
       st_.rr_cursor = static_cast<uint32_t>(wi) + 1 == nwarps_ ? 0 : static_cast<uint32_t>(wi) + 1;
     if (livelock_enabled_) {
@@ -372,10 +380,11 @@ Outcome Machine::outcome() const {
 }
 
 Snapshot Machine::snapshot() const {
-  return Snapshot{st_, steps_, lane_ops_, det_};
+  return Snapshot{prog_->fingerprint, st_, steps_, lane_ops_, det_};
 }
 
 bool Machine::restore(const Snapshot& s) {
+  if (s.program != prog_->fingerprint) return false;  // another program or configuration
   const MachineState& n = s.state;
   if (n.warps.size() != st_.warps.size() || n.mem.buffers.size() != st_.mem.buffers.size() ||
       n.barriers.size() != st_.barriers.size() || n.cores.size() != st_.cores.size())

@@ -73,6 +73,7 @@ struct LivelockDetector {
 };
 
 struct Snapshot {
+  uint64_t program = 0;  // Program::fingerprint of the machine it was taken from
   MachineState state;
   uint64_t steps = 0;
   uint64_t lane_ops = 0;
@@ -102,6 +103,10 @@ class Machine {
   uint64_t hash() const;  // hash of the MachineState (not of the step counter)
 
   void set_trace(TraceSink sink) { trace_ = std::move(sink); }
+
+  // Direct access to the state, for tools that edit it between steps (debuggers,
+  // the test-only faulty implementation). Instruction semantics never use it.
+  MachineState& mutable_state() { return st_; }
 
   // ---- helpers for the instruction semantics (dispatch.cpp) -----------------------
   uint32_t wave() const { return wave_; }

@@ -164,6 +164,34 @@ Src to_src(const syntax::Value& v) {
   return s;
 }
 
+// FNV-1a over everything that defines the launch: the printed instructions, the
+// resolved labels, the buffers and the configuration.
+uint64_t fingerprint(const Program& p) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto bytes = [&](const void* d, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(d);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  };
+  auto u64 = [&](uint64_t v) { bytes(&v, sizeof v); };
+  for (size_t i = 0; i < p.text.size(); ++i) {
+    bytes(p.text[i].data(), p.text[i].size());
+    u64(p.insns[i].target);
+  }
+  for (const auto& b : p.buffers) {
+    bytes(b.name.data(), b.name.size());
+    u64(static_cast<uint64_t>(b.type) | uint64_t{static_cast<uint8_t>(b.mode)} << 8);
+    bytes(b.init.data(), b.init.size());
+  }
+  const LaunchConfig& c = p.config;
+  for (uint64_t v :
+       {uint64_t{c.wave}, uint64_t{c.simd_width()}, uint64_t{c.warps}, uint64_t{c.workgroups},
+        uint64_t{c.cores}, uint64_t{c.slm}, uint64_t{c.vregs}, uint64_t{c.sregs},
+        uint64_t{c.mask_depth}, uint64_t{c.call_depth}, uint64_t{c.stack},
+        static_cast<uint64_t>(c.policy), c.seed, c.max_steps, uint64_t{c.livelock_check}})
+    u64(v);
+  return h;
+}
+
 }  // namespace
 
 std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& cfg,
@@ -288,6 +316,7 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
     prog.text.push_back(text::print_stmt(s));
     prog.spans.push_back(s.span);
   }
+  prog.fingerprint = fingerprint(prog);
   return prog;
 }
 

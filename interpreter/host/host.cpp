@@ -38,7 +38,9 @@ std::optional<std::string> parse_config_toml(std::string_view text, const std::s
       if (!value.is_table()) return name + ": 'launch' must be a table";
     }
     if (!data.contains("launch")) return std::nullopt;
-    for (const auto& [key, v] : toml::find(data, "launch").as_table()) {
+    for (const auto& entry : toml::find(data, "launch").as_table()) {
+      const std::string& key = entry.first;
+      const toml::value& v = entry.second;  // a plain reference: lambdas may capture it
       auto where = name + ":" + std::to_string(v.location().line()) + ": ";
       auto integer = [&](uint64_t max) -> std::optional<uint64_t> {
         if (!v.is_integer() || v.as_integer() < 0 || static_cast<uint64_t>(v.as_integer()) > max)
@@ -103,11 +105,15 @@ exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadO
   exec::LaunchConfig c;
   // Where each field's final value came from, for locating errors.
   std::map<std::string, std::pair<syntax::Span, std::string>> origin;
+  // An override equal to the directive's value leaves the directive as the origin,
+  // so that errors keep pointing at the program line.
   auto apply = [&](const char* name, auto& field, const auto& dir, const auto& toml,
                    const auto& cli) {
     if (dir.value) field = *dir.value, origin[name] = {dir.span, ""};
-    if (toml) field = *toml, origin[name] = {syntax::Span{}, " (set by the configuration file)"};
-    if (cli) field = *cli, origin[name] = {syntax::Span{}, " (set on the command line)"};
+    if (toml && !(dir.value && *dir.value == *toml))
+      field = *toml, origin[name] = {syntax::Span{}, " (set by the configuration file)"};
+    if (cli && !(dir.value && *dir.value == *cli))
+      field = *cli, origin[name] = {syntax::Span{}, " (set on the command line)"};
   };
   const Overrides& t = opt.toml;
   const Overrides& k = opt.cli;
@@ -136,6 +142,16 @@ exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadO
   if (k.policy) c.policy = *k.policy;
   if (t.livelock_check) c.livelock_check = *t.livelock_check;
   if (k.livelock_check) c.livelock_check = *k.livelock_check;
+  // simd 0 is how LaunchConfig spells "not set" (= wave); as the value that wins
+  // after overrides, it is not a width.
+  const std::optional<uint32_t>& final_simd = k.simd ? k.simd : t.simd ? t.simd : d.simd.value;
+  if (final_simd && *final_simd == 0) {
+    auto it = origin.find("simd");
+    diags.add(DiagKind::Config, it == origin.end() ? syntax::Span{} : it->second.first,
+              "simd 0 must be a power of two from 1 to 64" +
+                  (it == origin.end() ? std::string() : it->second.second));
+    return c;
+  }
   if (auto e = exec::check(c)) {
     auto it = origin.find(e->field);
     syntax::Span span = it == origin.end() ? syntax::Span{} : it->second.first;

@@ -28,6 +28,15 @@ std::string format_diag(const std::string& file, const Diagnostic& d) {
   return out;
 }
 
+const Diagnostic& Diagnostics::first() const {
+  const Diagnostic* best = &list_.front();
+  for (const auto& d : list_)
+    if (d.span.line < best->span.line ||
+        (d.span.line == best->span.line && d.span.col < best->span.col))
+      best = &d;
+  return *best;
+}
+
 std::string Diagnostics::format(const std::string& file) const {
   std::vector<const Diagnostic*> sorted;
   for (const auto& d : list_) sorted.push_back(&d);

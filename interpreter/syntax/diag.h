@@ -32,6 +32,8 @@ class Diagnostics {
   const std::vector<Diagnostic>& list() const { return list_; }
   // All diagnostics, one per line, as `file:line:col: message`, sorted by position.
   std::string format(const std::string& file) const;
+  // The first diagnostic by position (syntax.errors); the list must not be empty.
+  const Diagnostic& first() const;
   static constexpr size_t kMaxReported = 100;
 
  private:

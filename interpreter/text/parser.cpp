@@ -374,8 +374,8 @@ class Parser {
     cur_.next();
     const Token& t = cur_.peek();
     Value base;
-    if (t.kind == Tok::Number) {
-      o.offset = immediate(0, kImmHi);
+    if (t.kind == Tok::Number || t.kind == Tok::Minus) {
+      o.offset = immediate(kImmLo, kImmHi);
     } else if (t.kind == Tok::Special) {
       base = special_token(cur_.next());
     } else if (reg_token(t, base) && base.is_reg()) {

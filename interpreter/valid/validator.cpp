@@ -164,10 +164,11 @@ class Validator {
       err(Span{1, 1, 0}, "the program has no instructions");
       return;
     }
+    // The program entry is analysed as the main context; every call target,
+    // PC 0 included, once more as a called context (valid.flow.calls).
     std::vector<uint32_t> entries{0};
-    std::vector<bool> is_entry(size_, false);
-    is_entry[0] = true;
-    for (size_t i = 0; i < entries.size(); ++i) analyse(entries[i], i == 0, entries, is_entry);
+    std::vector<bool> is_called(size_, false);
+    for (size_t i = 0; i < entries.size(); ++i) analyse(entries[i], i == 0, entries, is_called);
   }
 
   uint32_t target(const Stmt& s, size_t opnd) const {
@@ -175,7 +176,7 @@ class Validator {
   }
 
   void analyse(uint32_t entry, bool main, std::vector<uint32_t>& entries,
-               std::vector<bool>& is_entry) {
+               std::vector<bool>& is_called) {
     std::vector<std::optional<AState>> at(size_);
     std::vector<bool> reported(size_, false);
     std::deque<uint32_t> work;
@@ -257,8 +258,12 @@ class Validator {
           break;
         case Op::Call: {
           uint32_t t = target(s, 0);
-          if (t < size_ && !is_entry[t]) {
-            is_entry[t] = true;
+          if (t >= size_) {
+            report(pc,
+                   "call to '" + s.operands[0].name +
+                       "', the end of the program: the called code runs past the last instruction");
+          } else if (!is_called[t]) {
+            is_called[t] = true;
             entries.push_back(t);
           }
           flow_to(pc, pc + 1, st);
