@@ -1,0 +1,302 @@
+// The simtspec program itself: exit codes, output, located diagnostics, and that no
+// input file -- truncated or mutated -- makes it crash. Every run is bounded by
+// `timeout 20`; outputs go to files in a temporary folder of this process.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support.h"
+
+namespace simt {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBinary = SIMT_BINARY_DIR "/simtspec";
+
+std::string read_all(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_all(const fs::path& p, std::string_view text) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+// Single-quotes a word for /bin/sh.
+std::string quote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string first_line(std::string_view s) {
+  return std::string(s.substr(0, s.find('\n')));
+}
+
+// True if `line` is `PATH:LINE:COL: ...`.
+bool located(std::string_view line, std::string_view path) {
+  if (line.substr(0, path.size()) != path) return false;
+  size_t i = path.size();
+  for (int field = 0; field < 2; ++field) {
+    if (i >= line.size() || line[i] != ':') return false;
+    size_t start = ++i;
+    while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+    if (i == start) return false;
+  }
+  return line.substr(i, 2) == ": ";
+}
+
+struct Result {
+  bool exited = false;  // ended normally (not by a signal)
+  int code = -1;        // exit code if it did
+  std::string out, err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(fs::temp_directory_path() /
+                        ("simtspec_cli_test_" + std::to_string(::getpid())));
+    fs::create_directories(*dir_);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(*dir_, ec);
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  static fs::path dir() { return *dir_; }
+  static std::string example(std::string_view name) {
+    return test::source_path("examples/" + std::string(name));
+  }
+
+  // Runs `simtspec ARGS` (ARGS already quoted as needed) with a 20 s bound.
+  static Result simtspec(const std::string& args) {
+    const fs::path out = dir() / "stdout.txt", err = dir() / "stderr.txt";
+    std::string cmd = "timeout 20 " + quote(kBinary) + " " + args + " >" + quote(out.string()) +
+                      " 2>" + quote(err.string()) + " </dev/null";
+    int st = std::system(cmd.c_str());
+    Result r;
+    r.exited = st != -1 && WIFEXITED(st);
+    r.code = r.exited ? WEXITSTATUS(st) : -1;
+    r.out = read_all(out);
+    r.err = read_all(err);
+    return r;
+  }
+
+  // Checks the invariants of any run on any input: exit code 0, 1 or 2, no
+  // sanitizer report, and a located first line of stderr for bad input (2).
+  static void expect_clean(const Result& r, const fs::path& file, const std::string& what) {
+    ASSERT_TRUE(r.exited) << what << ": killed by a signal\n" << r.err;
+    EXPECT_TRUE(r.code == 0 || r.code == 1 || r.code == 2)
+        << what << ": exit code " << r.code << " (124 = timeout, >128 = signal)\n"
+        << r.err;
+    EXPECT_EQ(r.err.find("Sanitizer"), std::string::npos) << what << "\n" << r.err;
+    EXPECT_EQ(r.err.find("runtime error:"), std::string::npos) << what << "\n" << r.err;
+    if (r.code == 2) {
+      EXPECT_TRUE(located(first_line(r.err), file.string()))
+          << what << ": stderr does not start with '" << file.string() << ":LINE:COL: '\n"
+          << r.err;
+    } else {
+      EXPECT_NE(r.out.find("status: "), std::string::npos) << what << "\n" << r.out;
+    }
+  }
+
+  static fs::path* dir_;
+};
+
+fs::path* Cli::dir_ = nullptr;
+
+TEST_F(Cli, HelpExitsZero) {
+  auto r = simtspec("--help");
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("run"), std::string::npos) << r.out;
+  auto sub = simtspec("run --help");
+  EXPECT_EQ(sub.code, 0) << sub.err;
+}
+
+TEST_F(Cli, RunCompletedExampleExitsZero) {
+  auto r = simtspec("run " + quote(example("vector_add.simt")));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("status: completed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("buffer out u32[32]:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 100 111 122 133 144 155 166 177"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST_F(Cli, RunLivelockExampleExitsOne) {
+  auto r = simtspec("run " + quote(example("spin_livelock.simt")));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("status: livelock"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, RunTrapPrintsTheEvent) {
+  auto r = simtspec("run " + quote(example("div_by_zero_trap.simt")));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("status: trapped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("event: div_zero in warp 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lane 5"), std::string::npos) << r.out;
+}
+
+// What .ci/main checks: each example's status is its `; expect:` line, and the
+// exit code is 0 exactly for `completed`.
+TEST_F(Cli, EveryExampleEndsWithItsExpectedStatus) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(test::source_path("examples")))
+    if (e.path().extension() == ".simt") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  EXPECT_GE(files.size(), 10u);
+  for (const auto& f : files) {
+    std::string text = read_all(f);
+    size_t at = text.find("\n; expect: ");
+    ASSERT_NE(at, std::string::npos) << f;
+    std::string expect = first_line(std::string_view(text).substr(at + 11));
+    auto r = simtspec("run " + quote(f.string()));
+    ASSERT_TRUE(r.exited) << f;
+    EXPECT_NE(r.out.find("status: " + expect + "\n"), std::string::npos) << f << "\n" << r.out;
+    EXPECT_EQ(r.code, expect == "completed" ? 0 : 1) << f << "\n" << r.err;
+  }
+}
+
+TEST_F(Cli, MalformedFileExitsTwoWithLocatedDiagnostic) {
+  const fs::path bad = dir() / "malformed.simt";
+  write_all(bad, "; a broken program\n.wave 8\n    add v1, v2\n    frob v1\n    exit\n");
+  auto r = simtspec("run " + quote(bad.string()));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(located(first_line(r.err), bad.string())) << r.err;
+  EXPECT_EQ(first_line(r.err).rfind(bad.string() + ":3:", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(bad.string() + ":4:"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+
+  // Valid syntax, invalid program: falls off the end.
+  const fs::path noexit = dir() / "noexit.simt";
+  write_all(noexit, ".wave 8\n    mov v1, 1\n");
+  auto n = simtspec("run " + quote(noexit.string()));
+  EXPECT_EQ(n.code, 2);
+  EXPECT_TRUE(located(first_line(n.err), noexit.string())) << n.err;
+}
+
+TEST_F(Cli, NonexistentFileExitsTwo) {
+  auto r = simtspec("run " + quote((dir() / "no_such_file.simt").string()));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_FALSE(r.err.empty());
+}
+
+TEST_F(Cli, UnknownOptionExitsTwo) {
+  auto r = simtspec("run " + quote(example("vector_add.simt")) + " --no-such-option");
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_FALSE(r.err.empty());
+  auto sub = simtspec("no-such-command");
+  EXPECT_EQ(sub.code, 2);
+  auto none = simtspec("");
+  EXPECT_EQ(none.code, 2);
+  auto wave = simtspec("run " + quote(example("vector_add.simt")) + " --wave 3");
+  EXPECT_EQ(wave.code, 2) << wave.out;
+}
+
+TEST_F(Cli, JsonOutputHasStatus) {
+  auto r = simtspec("run --json " + quote(example("vector_add.simt")));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"status\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("completed"), std::string::npos) << r.out;
+  auto l = simtspec("run " + quote(example("spin_livelock.simt")) + " --json");
+  EXPECT_EQ(l.code, 1);
+  EXPECT_NE(l.out.find("\"status\""), std::string::npos) << l.out;
+  EXPECT_NE(l.out.find("livelock"), std::string::npos) << l.out;
+}
+
+TEST_F(Cli, WaveOverride) {
+  // vector_add has 2 warps x 2 workgroups: 4 * 64 = 256 threads at wave 64.
+  auto r = simtspec("run " + quote(example("vector_add.simt")) + " --wave 64");
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("buffer out u32[256]:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" " + std::to_string(100 + 11 * 255) + "\n"), std::string::npos) << r.out;
+  auto j = simtspec("run --json --wave 64 " + quote(example("vector_add.simt")));
+  EXPECT_EQ(j.code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"wave\": 64"), std::string::npos) << j.out;
+}
+
+TEST_F(Cli, TraceAndListing) {
+  auto t = simtspec("run --trace " + quote(example("divergent_if_else.simt")));
+  EXPECT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("#0 w0 pc=0 exec=0xff "), std::string::npos) << t.out;
+  auto l = simtspec("listing " + quote(example("call_return.simt")));
+  EXPECT_EQ(l.code, 0) << l.err;
+  EXPECT_NE(l.out.find("collatz:"), std::string::npos) << l.out;
+  EXPECT_NE(l.out.find("lpush"), std::string::npos) << l.out;
+}
+
+TEST_F(Cli, TruncatedCopiesNeverCrash) {
+  for (std::string_view name : {"call_return.simt", "barrier_across_warps.simt"}) {
+    const std::string text = read_all(example(name));
+    const fs::path copy = dir() / "truncated.simt";
+    for (size_t k = 1; k <= 10; ++k) {
+      size_t cut = text.size() * k / 11;
+      write_all(copy, std::string_view(text).substr(0, cut));
+      expect_clean(simtspec("run --max-steps 200000 " + quote(copy.string())), copy,
+                   std::string(name) + " cut at " + std::to_string(cut));
+    }
+  }
+}
+
+TEST_F(Cli, MutatedCopiesNeverCrash) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(test::source_path("examples")))
+    if (e.path().extension() == ".simt") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_FALSE(files.empty());
+  std::mt19937 rng(77031);
+  auto pick = [&](size_t n) { return n == 0 ? size_t{0} : static_cast<size_t>(rng() % n); };
+  const fs::path copy = dir() / "mutated.simt";
+  for (int i = 0; i < 30; ++i) {
+    const fs::path& src = files[static_cast<size_t>(i) % files.size()];
+    std::string s = read_all(src);
+    for (size_t m = 0, n = 1 + pick(4); m < n && !s.empty(); ++m) {
+      size_t at = pick(s.size());
+      // Flip a bit, delete bytes, insert a random byte, insert 0x00 or 0xff, or
+      // duplicate a run of bytes.
+      const size_t op = pick(5);
+      if (op == 0)
+        s[at] ^= static_cast<char>(1u << pick(8));
+      else if (op == 1)
+        s.erase(at, 1 + pick(6));
+      else if (op == 2)
+        s.insert(at, 1, static_cast<char>(pick(256)));
+      else if (op == 3)
+        s.insert(at, 1, pick(2) ? '\0' : '\xff');
+      else
+        s.insert(at, s.substr(pick(s.size()), 1 + pick(40)));
+    }
+    write_all(copy, s);
+    expect_clean(simtspec("run --max-steps 200000 " + quote(copy.string())), copy,
+                 src.filename().string() + " mutation " + std::to_string(i));
+  }
+}
+
+}  // namespace
+}  // namespace simt

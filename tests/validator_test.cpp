@@ -1,0 +1,570 @@
+// Validation (spec/validation.md): the structural checks, the operand and
+// declaration checks, and the flow checks along every path of the mask stack.
+// Messages are checked loosely (a substring), locations exactly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support.h"
+
+namespace simt {
+namespace {
+
+using syntax::DiagKind;
+
+// Program text from lines: line i of the list is line i + 1 of the program.
+std::string lines(std::initializer_list<std::string_view> ls) {
+  std::string s;
+  for (auto l : ls) s += std::string(l) + "\n";
+  return s;
+}
+
+std::vector<syntax::Diagnostic> sorted(const syntax::Diagnostics& d) {
+  std::vector<syntax::Diagnostic> out = d.list();
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.span.line != b.span.line ? a.span.line < b.span.line : a.span.col < b.span.col;
+  });
+  return out;
+}
+
+std::string show(const syntax::Diagnostics& d) {
+  return d.format("test");
+}
+
+host::LoadOptions no_flow() {
+  host::LoadOptions o;
+  o.validate_flow = false;
+  return o;
+}
+
+// The program loads.
+void expect_valid(const std::string& src, host::LoadOptions opt = {}) {
+  SCOPED_TRACE(testing::Message() << "program:\n" << src);
+  auto r = test::load(src, opt);
+  EXPECT_TRUE(r.loaded.has_value()) << show(r.diags);
+}
+
+// The program is rejected with exactly one `invalid program` diagnostic at line:col.
+void expect_invalid(const std::string& src, uint32_t line, uint32_t col, std::string_view substr,
+                    host::LoadOptions opt = {}) {
+  SCOPED_TRACE(testing::Message() << "program:\n" << src);
+  auto r = test::load(src, opt);
+  ASSERT_FALSE(r.loaded.has_value());
+  auto ds = sorted(r.diags);
+  ASSERT_EQ(ds.size(), 1u) << show(r.diags);
+  EXPECT_EQ(ds[0].kind, DiagKind::Invalid) << show(r.diags);
+  EXPECT_EQ(ds[0].span.line, line) << show(r.diags);
+  EXPECT_EQ(ds[0].span.col, col) << show(r.diags);
+  EXPECT_NE(ds[0].message.find(substr), std::string::npos)
+      << "message: " << ds[0].message << "\nexpected to contain: " << substr;
+}
+
+// The program is rejected, and one of its `invalid program` diagnostics is at
+// line:col and contains `substr`.
+void expect_invalid_among(const std::string& src, uint32_t line, uint32_t col,
+                          std::string_view substr) {
+  SCOPED_TRACE(testing::Message() << "program:\n" << src);
+  auto r = test::load(src);
+  ASSERT_FALSE(r.loaded.has_value());
+  bool found = false;
+  for (const auto& d : r.diags.list())
+    found = found || (d.kind == DiagKind::Invalid && d.span.line == line && d.span.col == col &&
+                      d.message.find(substr) != std::string::npos);
+  EXPECT_TRUE(found) << "no diagnostic at " << line << ":" << col << " containing '" << substr
+                     << "' among:\n"
+                     << show(r.diags);
+}
+
+// ---- valid.struct.nesting ---------------------------------------------------------
+
+TEST(StructNesting, WellNestedBlocks) {
+  expect_valid(lines({
+      "    cmp.eq p0, v0, 0",
+      "    loop",
+      "        if p0",
+      "            loop",
+      "                break",
+      "            endloop",
+      "        else",
+      "            if !p0",
+      "                continue p0",
+      "            endif",
+      "        endif",
+      "        break",
+      "    endloop",
+      "    exit",
+  }));
+}
+
+TEST(StructNesting, UnclosedIfIsReportedAtTheIf) {
+  expect_invalid(lines({"    nop", "  if p0", "    nop", "    exit"}), 2, 3,
+                 "'if' is never closed");
+  expect_invalid_among(lines({"    loop", "    break", "    if p1", "    endloop", "    exit"}), 4,
+                       5, "'endloop' closes the 'if' on line 3");
+}
+
+TEST(StructNesting, UnclosedLoopIsReportedAtTheLoop) {
+  expect_invalid(lines({"    nop", "    loop", "      break", "    exit"}), 2, 5,
+                 "'loop' is never closed");
+}
+
+TEST(StructNesting, StrayClosers) {
+  expect_invalid(lines({"    nop", "    endloop", "    exit"}), 2, 5, "'endloop' without");
+  expect_invalid(lines({"    endif", "    exit"}), 1, 5, "'endif' without");
+  expect_invalid(lines({"    loop", "    break", "      endif", "    endloop", "    exit"}), 3, 7,
+                 "'endif' closes the 'loop' on line 1");
+}
+
+TEST(StructNesting, EveryProblemIsReported) {
+  auto r = test::load(lines({"    endif", "    if p0", "    loop", "    else", "    exit"}));
+  ASSERT_FALSE(r.loaded.has_value());
+  auto ds = sorted(r.diags);
+  ASSERT_EQ(ds.size(), 4u) << show(r.diags);
+  EXPECT_EQ(ds[0].span.line, 1u);  // stray endif
+  EXPECT_EQ(ds[1].span.line, 2u);  // unclosed if
+  EXPECT_EQ(ds[2].span.line, 3u);  // unclosed loop
+  EXPECT_EQ(ds[3].span.line, 4u);  // else not directly inside the if
+}
+
+// ---- valid.struct.else -----------------------------------------------------------
+
+TEST(StructElse, ElseTwice) {
+  expect_invalid(
+      lines({"    if p0", "    nop", "    else", "    nop", "   else", "    endif", "    exit"}), 5,
+      4, "second 'else' for the 'if' on line 1");
+}
+
+TEST(StructElse, ElseOutsideIf) {
+  expect_invalid(lines({"    else", "    exit"}), 1, 5, "'else' without a matching 'if'");
+  // Directly inside: not inside a loop that is inside the if.
+  expect_invalid(lines({"    if p0", "    loop", "      else", "      break", "    endloop",
+                        "    endif", "    exit"}),
+                 3, 7, "'else'");
+  // An inner if's else does not count for the outer if.
+  expect_valid(lines({"    if p0", "      if p1", "      else", "      endif", "    else",
+                      "    endif", "    exit"}));
+}
+
+// ---- valid.struct.loopctl ------------------------------------------------------------
+
+TEST(StructLoopCtl, BreakAndContinueOutsideLoop) {
+  expect_invalid(lines({"    nop", "    break", "    exit"}), 2, 5, "'break' outside of a loop");
+  expect_invalid(lines({"    if p0", "      continue p1", "    endif", "    exit"}), 2, 7,
+                 "'continue' outside of a loop");
+  expect_invalid(lines({"    loop", "      break", "    endloop", "    break p0", "    exit"}), 4,
+                 5, "'break' outside");
+}
+
+TEST(StructLoopCtl, InsideIfsOfTheLoop) {
+  expect_valid(lines({"    loop", "      if p0", "        if p1", "          break", "        else",
+                      "          continue !p2", "        endif", "      endif", "      break",
+                      "    endloop", "    exit"}));
+}
+
+// ---- valid.label.unique, valid.label.defined -----------------------------------------
+
+TEST(ValidLabels, DuplicateLabel) {
+  expect_invalid(lines({"a:  nop", "    jmp b", "b:", "  a: exit"}), 4, 3,
+                 "label 'a' is defined twice");
+}
+
+TEST(ValidLabels, UndefinedLabel) {
+  expect_invalid(lines({"    cbr p0, nowhere", "    exit"}), 1, 13, "undefined label 'nowhere'");
+  expect_invalid(lines({"    nop", "    call f", "    exit"}), 2, 10, "undefined label 'f'");
+}
+
+TEST(ValidLabels, LabelAtTheEndAndGeneratedLoopLabels) {
+  // A user label named like a generated one does not clash (branch.struct.expand).
+  expect_valid(lines({"__loop0: nop", "    loop", "      break", "    endloop", "    jmp fin",
+                      "__loop1:", "fin: exit"}));
+}
+
+// ---- valid.reg.range ----------------------------------------------------------------
+
+TEST(RegRange, DefaultsAre32Registers) {
+  expect_valid(lines({"    mov v31, s31", "    cmp.eq p15, v31, 0", "    exit"}));
+  expect_invalid(lines({"    nop", "    mov v32, 0", "    exit"}), 2, 9, "v32");
+  expect_invalid(lines({"    add v1, v2, s32", "    exit"}), 1, 17, "s32");
+}
+
+TEST(RegRange, AgainstDirectives) {
+  expect_valid(lines({".vregs 8", ".sregs 4", "    add v7, v7, s3", "    exit"}));
+  expect_invalid(lines({".vregs 8", ".sregs 4", "    add v8, v7, s3", "    exit"}), 3, 9, ".vregs");
+  expect_invalid(lines({".vregs 8", ".sregs 4", "    add v7, v7, s4", "    exit"}), 3, 17,
+                 ".sregs");
+  expect_invalid(lines({".vregs 256", "    mov v256, 0", "    exit"}), 2, 9, "v256");
+  expect_valid(lines({".vregs 256", ".sregs 256", "    mov v255, s255", "    exit"}));
+}
+
+TEST(RegRange, AgainstOverrides) {
+  host::LoadOptions o;
+  o.cli.vregs = 4;
+  expect_invalid(lines({".vregs 64", "    mov v4, 0", "    exit"}), 2, 9, "v4", o);
+  o.cli.vregs = 5;
+  expect_valid(lines({".vregs 2", "    mov v4, 0", "    exit"}), o);
+}
+
+TEST(RegRange, PredicatesBelow16) {
+  expect_invalid(lines({"    cmp.eq p16, v0, 0", "    exit"}), 1, 12, "p16");
+  expect_invalid(lines({"    cbr !p99, l", "l:  exit"}), 1, 9, "p99");
+  // Registers in memory operands and in structured statements count too; a generated
+  // instruction keeps the location of its statement (branch.struct.expand).
+  expect_invalid(lines({".buffer b u32[4] out", "    ld v1, b[v40]", "    exit"}), 2, 12, "v40");
+  expect_invalid(lines({"    if p20", "    endif", "    exit"}), 1, 5, "p20");
+}
+
+// ---- valid.form.uniform ---------------------------------------------------------------
+
+TEST(FormUniform, ScalarFormWithPerLaneSource) {
+  expect_invalid(lines({"    add s1, v2, 1", "    exit"}), 1, 13, "v2");
+  expect_invalid(lines({"    nop", "    mul s1, s2, %lane", "    exit"}), 2, 17, "%lane");
+  expect_invalid(lines({"    mov %exec, v3", "    exit"}), 1, 16, "per-lane");
+  expect_invalid(lines({"    not s0, v1", "    exit"}), 1, 13, "per-lane");
+}
+
+TEST(FormUniform, ScalarLoadsWithPerLaneAddress) {
+  expect_invalid(lines({".buffer b u32[64] in", "    ld s1, b[v2]", "    exit"}), 2, 12,
+                 "per-lane");
+  expect_invalid(lines({".buffer b u32[64] in", "    ld.u8 s1, b[%lane+4]", "    exit"}), 2, 15,
+                 "per-lane");
+}
+
+TEST(FormUniform, UniformSourcesAreFine) {
+  expect_valid(lines({".buffer b u32[64] inout", "    add s1, s2, %warp", "    mov s3, %exec_hi",
+                      "    ld s4, b[s1]", "    ld s5, b[%gwarp+4]", "    ld s6, b[8]",
+                      "    add v1, s1, v2", "    ld v2, b[%lane]", "    st b[v1], s1",
+                      "    readlane s7, v1, s2", "    ballot s8, p0", "    exit"}));
+}
+
+// ---- valid.form.dest ---------------------------------------------------------------------
+
+TEST(FormDest, PtIsNeverADestination) {
+  expect_invalid(lines({"    cmp.eq pt, v1, 0", "    exit"}), 1, 12, "pt");
+  expect_invalid(lines({"    nop", "    pand pt, p0, p1", "    exit"}), 2, 10, "pt");
+  expect_invalid(lines({"    vote.any pt, p0", "    exit"}), 1, 14, "pt");
+}
+
+TEST(FormDest, SpecialDestinations) {
+  expect_invalid(lines({"    mov %lane, 1", "    exit"}), 1, 9, "read-only");
+  expect_invalid(lines({"    mov %wave, s1", "    exit"}), 1, 9, "read-only");
+  expect_invalid(lines({"    add %exec, s1, 1", "    exit"}), 1, 9, "only 'mov'");
+  expect_invalid(lines({".buffer b u32[4] in", "    ld %exec_lo, b[0]", "    exit"}), 2, 8,
+                 "only 'mov'");
+  expect_valid(lines(
+      {"    mov %exec, s1", "    mov %exec_lo, 0", "    mov %exec_hi, %exec_lo", "    exit"}));
+}
+
+// ---- valid.mem.space, valid.buffer.unique ----------------------------------------------
+
+TEST(MemSpace, UnknownBuffer) {
+  expect_invalid(lines({".buffer a u32[4] in", "    ld v1, nobuf[v0]", "    exit"}), 2, 12,
+                 "no buffer named 'nobuf'");
+  expect_invalid(lines({"    st out[0], 1", "    exit"}), 1, 8, "'out'");
+}
+
+TEST(MemSpace, SlmNeedsSlmDirective) {
+  expect_invalid(lines({"    ld v1, slm[%lane]", "    exit"}), 1, 12, ".slm");
+  expect_invalid(lines({".slm 0", "    st slm[0], 1", "    exit"}), 2, 8, ".slm");
+  expect_valid(lines({".slm 16", "    st slm[0], 1", "    exit"}));
+  // The configuration, not the directive, decides (state.launch.sources).
+  host::LoadOptions o;
+  o.cli.slm = 64;
+  expect_valid(lines({"    st slm[0], 1", "    exit"}), o);
+  o.cli.slm = 0;
+  expect_invalid(lines({".slm 64", "    st slm[0], 1", "    exit"}), 2, 8, ".slm", o);
+}
+
+TEST(BufferUnique, DuplicateBuffer) {
+  expect_invalid(lines({".buffer a u32[4] in", "    nop", ".buffer   a u8[2] out", "    exit"}), 3,
+                 11, "already declared on line 1");
+}
+
+TEST(BufferUnique, BufferNamedSlm) {
+  expect_invalid(lines({"    exit", ".buffer slm u32[4] out"}), 2, 9, "'slm' is reserved");
+}
+
+// ---- valid.flow.join ---------------------------------------------------------------------
+
+TEST(FlowJoin, JumpIntoTheMiddleOfAnIf) {
+  const std::string src = lines({
+      "    cmp.eq p0, v0, 0",  // 1
+      "    cbr p0, inside",    // 2
+      "    if p0",             // 3
+      "inside:",               // 4
+      "        nop",           // 5: reached with and without the if's entry
+      "    endif",             // 6
+      "    exit",              // 7
+  });
+  expect_invalid_among(src, 5, 9, "differs where paths join");
+}
+
+TEST(FlowJoin, BackEdgeWithADifferentStack) {
+  expect_invalid(lines({"top:", "    push p0", "    jmp top"}), 2, 5, "differs where paths join");
+}
+
+TEST(FlowJoin, SameStackOnBothPathsIsFine) {
+  expect_valid(lines({"    cbr p0, skip", "    add v1, v1, 1", "skip:", "    push p1",
+                      "    cbr p2, join", "    nop", "join:", "    pop", "    exit"}));
+}
+
+// ---- valid.flow.pop --------------------------------------------------------------------
+
+TEST(FlowPop, PopWithoutPush) {
+  expect_invalid(lines({"    nop", "    pop", "    exit"}), 2, 5, "pop with no push open");
+  expect_invalid(lines({"    push p0", "    pop", "    pop", "    exit"}), 3, 5, "pop");
+}
+
+TEST(FlowPop, InvertNeedsAnIfEntryOnTop) {
+  expect_invalid(lines({"    invert", "    exit"}), 1, 5, "invert");
+  expect_invalid(lines({"    lpush", "    invert", "    pop", "    exit"}), 2, 5, "invert");
+  expect_valid(lines({"    lpush", "    push p0", "    invert", "    pop", "    pop", "    exit"}));
+}
+
+TEST(FlowPop, LNextNeedsALoopEntryOnTop) {
+  expect_invalid(lines({"    lnext", "    exit"}), 1, 5, "lnext");
+  expect_invalid(lines({"    lpush", "    push p0", "    lnext", "    pop", "    pop", "    exit"}),
+                 3, 5, "lnext");
+}
+
+TEST(FlowPop, BrkAndContNeedALoopEntry) {
+  expect_invalid(lines({"    brk p0", "    exit"}), 1, 5, "brk");
+  expect_invalid(lines({"    push p1", "    cont p0", "    pop", "    exit"}), 2, 5, "cont");
+  // A loop entry below an if entry is enough.
+  expect_valid(lines(
+      {"    lpush", "    push p1", "    brk p0", "    cont p2", "    pop", "    pop", "    exit"}));
+}
+
+// ---- valid.flow.ret ----------------------------------------------------------------------
+
+TEST(FlowRet, RetInMain) {
+  expect_invalid(lines({"    nop", "    ret"}), 2, 5, "ret outside a called function");
+  // Reached from the entry by falling into a function body.
+  expect_invalid_among(lines({"    call f", "f:  nop", "    ret"}), 3, 5, "ret outside");
+}
+
+TEST(FlowRet, RetWithAnOpenEntryInAFunction) {
+  expect_invalid(lines({"    call f", "    exit", "f:", "    push p0", "    ret"}), 5, 5,
+                 "ret with 1 mask-stack entry still open");
+  expect_invalid(
+      lines({"    call f", "    exit", "f:  lpush", "    push p0", "    pop", "    ret"}), 6, 5,
+      "still open");
+}
+
+TEST(FlowRet, BalancedFunctionIsFine) {
+  expect_valid(lines({"    push p0", "    call f", "    pop", "    exit", "f:  push p1",
+                      "    invert", "    pop", "    ret"}));
+}
+
+// ---- valid.flow.end ----------------------------------------------------------------------
+
+TEST(FlowEnd, FallingOffTheEnd) {
+  expect_invalid(lines({"    nop", "    add v1, v1, 1"}), 2, 5, "past the end");
+  expect_invalid(lines({"    cbr p0, end", "    exit", "end:"}), 1, 5, "past the end");
+  expect_invalid(lines({"    jmp end", "end:"}), 1, 5, "past the end");
+}
+
+TEST(FlowEnd, EmptyProgramRunsPastTheEnd) {
+  auto r = test::load("; nothing\n.wave 8\n");
+  EXPECT_FALSE(r.loaded.has_value());
+  ASSERT_EQ(r.diags.size(), 1u);
+  EXPECT_EQ(r.diags.list()[0].kind, DiagKind::Invalid);
+}
+
+TEST(FlowEnd, ExitAtTopLevelEndsThePath) {
+  expect_valid(lines({"    exit"}));
+  // Unreachable code after the exit may fall off the end.
+  expect_valid(lines({"    exit", "    nop"}));
+  expect_valid(lines({"    lpush", "    brk pt", "    lnext", "    pop", "    exit"}));
+}
+
+TEST(FlowEnd, ExitInsideAnIfFallsThrough) {
+  expect_valid(lines({"    if p0", "        exit", "    endif", "    exit"}));
+  // With nothing after the endif the path runs off the end.
+  expect_invalid(lines({"    if p0", "        exit", "    endif"}), 3, 5, "past the end");
+  expect_invalid(lines({"    push p0", "    exit"}), 2, 5, "past the end");
+  // Inside a loop too.
+  expect_invalid(lines({"    loop", "      exit", "    endloop"}), 3, 5, "past the end");
+}
+
+TEST(FlowEnd, ExitInAFunctionFallsThrough) {
+  // In a called context exit never ends the path: the caller's lanes may remain.
+  expect_invalid(lines({"    call f", "    exit", "f:  exit"}), 3, 5, "past the end");
+  expect_valid(lines({"    call f", "    exit", "f:  exit", "    ret"}));
+}
+
+TEST(FlowEnd, CallToTheEndOfTheProgram) {
+  // The called context starts past the last instruction (valid.flow.end,
+  // valid.flow.calls: such a call is rejected).
+  auto r = test::load(lines({"    call end", "    exit", "end:"}));
+  ASSERT_FALSE(r.loaded.has_value());
+  ASSERT_EQ(r.diags.size(), 1u) << show(r.diags);
+  EXPECT_EQ(r.diags.list()[0].kind, DiagKind::Invalid);
+  EXPECT_EQ(r.diags.list()[0].span.line, 1u) << show(r.diags);  // at the call
+}
+
+// ---- valid.flow.calls ----------------------------------------------------------------------
+
+TEST(FlowCalls, RecursionIsFine) {
+  expect_valid(lines({
+      "    call f",
+      "    exit",
+      "f:  cmp.gt p0, v0, 0",
+      "    if p0",
+      "        sub v0, v0, 1",
+      "        call f",
+      "    endif",
+      "    ret",
+  }));
+}
+
+TEST(FlowCalls, CalleeIsASeparateContext) {
+  // The caller's open entry is not the callee's to pop.
+  expect_invalid(lines({"    push p0", "    call f", "    pop", "    exit", "f:  pop", "    ret"}),
+                 5, 5, "pop with no push open in this function");
+  // Nor is the caller's loop the callee's to break.
+  expect_invalid(lines({"    lpush", "l:  call f", "    lnext", "    cbr pt, l", "    pop",
+                        "    exit", "f:  brk pt", "    ret"}),
+                 7, 5, "brk outside of any loop in this function");
+  // A function falling off the end.
+  expect_invalid(lines({"    call f", "    exit", "f:  nop"}), 3, 5, "inside the function");
+}
+
+TEST(FlowCalls, CallToTheProgramEntryIsACalledContextToo) {
+  // PC 0 is also a call target here, so it is checked both as the entry and as a
+  // called context (valid.flow.calls). As a called context its exit falls through
+  // (valid.flow.end) and the path reaches the end after the second exit.
+  const std::string src = lines({
+      "top:   cbr p0, other",  // 1
+      "       exit",           // 2
+      "other: call top",       // 3
+      "       exit",           // 4
+  });
+  auto r = test::load(src);
+  EXPECT_FALSE(r.loaded.has_value());
+  expect_invalid_among(src, 4, 8, "past the end");
+}
+
+TEST(FlowCalls, CallersAtDifferentDepthsShareOneCheck) {
+  expect_valid(lines({"    call f", "    push p0", "    call f", "    lpush", "    call f",
+                      "    pop", "    pop", "    exit", "f:  nop", "    ret"}));
+}
+
+TEST(FlowCalls, CallLeavesTheCallersStackUnchanged) {
+  expect_valid(lines({"    push p0", "    call f", "    pop", "    exit", "f:  ret"}));
+  expect_invalid(lines({"    call f", "    pop", "    exit", "f:  ret"}), 2, 5, "pop");
+}
+
+// ---- valid.scope -----------------------------------------------------------------------------
+
+TEST(Scope, DepthIsCheckedAtRunTime) {
+  std::string deep = ".wave 4\n.mask_depth 4\n";
+  for (int i = 0; i < 10; ++i) deep += "    if pt\n";
+  for (int i = 0; i < 10; ++i) deep += "    endif\n";
+  deep += "    exit\n";
+  auto r = test::run(deep);
+  ASSERT_TRUE(r.ok()) << r.diags;
+  EXPECT_EQ(r.status(), exec::Status::Trapped);
+  ASSERT_TRUE(r.outcome->event.has_value());
+  EXPECT_EQ(r.outcome->event->code, isa::Event::MaskOverflow);
+  // Unbounded recursion validates; it overflows the PC stack when run.
+  auto rec = test::run(lines({".wave 4", "    call f", "    exit", "f:  call f", "    ret"}));
+  ASSERT_TRUE(rec.ok()) << rec.diags;
+  EXPECT_EQ(rec.status(), exec::Status::Trapped);
+  EXPECT_EQ(rec.outcome->event->code, isa::Event::CallOverflow);
+}
+
+TEST(Scope, BarrierUniformityIsNotChecked) {
+  expect_valid(lines({".warps 2", "    cmp.eq p0, %lane, 0", "    if p0", "        bar",
+                      "    endif", "    exit"}));
+}
+
+// ---- --no-validate: only the flow checks are skipped --------------------------------------
+
+TEST(NoValidate, SkipsTheFlowChecks) {
+  for (const std::string& src : {
+           lines({"    pop", "    exit"}),
+           lines({"    nop"}),
+           lines({"    ret"}),
+           lines({"    invert", "    exit"}),
+           lines({"    brk p0", "    exit"}),
+           lines({"top:", "    push p0", "    jmp top"}),
+           lines({"    call f", "    exit", "f:  push p0", "    ret"}),
+       }) {
+    SCOPED_TRACE(src);
+    EXPECT_FALSE(test::load(src).loaded.has_value());
+    expect_valid(src, no_flow());
+  }
+  // What the executor then reports (events instead of validation errors).
+  auto r = test::run_unvalidated(lines({".wave 4", "    pop", "    exit"}));
+  ASSERT_TRUE(r.ok()) << r.diags;
+  EXPECT_EQ(r.status(), exec::Status::Trapped);
+  EXPECT_EQ(r.outcome->event->code, isa::Event::MaskUnderflow);
+}
+
+TEST(NoValidate, KeepsEveryOtherCheck) {
+  const auto o = no_flow();
+  expect_invalid(lines({"    if p0", "    exit"}), 1, 5, "never closed", o);
+  expect_invalid(lines({"    else", "    exit"}), 1, 5, "'else'", o);
+  expect_invalid(lines({"    break", "    exit"}), 1, 5, "'break'", o);
+  expect_invalid(lines({"a:  nop", "a:  exit"}), 2, 1, "twice", o);
+  expect_invalid(lines({"    jmp nowhere"}), 1, 9, "undefined label", o);
+  expect_invalid(lines({"    mov v32, 0", "    exit"}), 1, 9, "v32", o);
+  expect_invalid(lines({"    add s1, v1, 0", "    exit"}), 1, 13, "per-lane", o);
+  expect_invalid(lines({"    cmp.eq pt, v1, 0", "    exit"}), 1, 12, "pt", o);
+  expect_invalid(lines({"    mov %lane, 0", "    exit"}), 1, 9, "read-only", o);
+  expect_invalid(lines({"    ld v1, b[0]", "    exit"}), 1, 12, "no buffer", o);
+  expect_invalid(lines({"    ld v1, slm[0]", "    exit"}), 1, 12, ".slm", o);
+  expect_invalid(lines({".buffer a u8[1] in", ".buffer a u8[1] in", "    exit"}), 2, 9,
+                 "already declared", o);
+  expect_invalid(lines({".buffer slm u8[1] in", "    exit"}), 1, 9, "reserved", o);
+}
+
+// Validation errors are formatted `file:line:col: invalid program: message`.
+TEST(ValidFormat, InvalidProgramPrefix) {
+  auto r = test::load(lines({"    nop", "    jmp nowhere"}));
+  const std::string text = r.diags.format("p.simt");
+  EXPECT_EQ(text.rfind("p.simt:2:9: invalid program: ", 0), 0u) << text;
+  EXPECT_NE(text.find("'nowhere'"), std::string::npos) << text;
+}
+
+// syntax.errors: every error is reported, in order of position, whatever order the
+// checks found them in.
+TEST(ValidFormat, EveryErrorInOrderOfPosition) {
+  auto r = test::load(
+      lines({".buffer b u32[4] out", "    mov v40, 0", "    jmp nowhere", "    st c[0], 1",
+             "    cmp.eq pt, v1, 0", ".buffer b u8[1] in", "    exit"}));
+  ASSERT_FALSE(r.loaded.has_value());
+  const std::pair<const char*, const char*> want[] = {{"p:2:9: invalid program: ", "v40"},
+                                                      {"p:3:9: invalid program: ", "nowhere"},
+                                                      {"p:4:8: invalid program: ", "'c'"},
+                                                      {"p:5:12: invalid program: ", "pt"},
+                                                      {"p:6:9: invalid program: ", "line 1"}};
+  std::vector<std::string> got;
+  std::string text = r.diags.format("p");
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    got.push_back(text.substr(at, nl - at));
+    at = nl + 1;
+  }
+  ASSERT_EQ(got.size(), std::size(want)) << text;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].rfind(want[i].first, 0), 0u) << got[i];
+    EXPECT_NE(got[i].find(want[i].second), std::string::npos) << got[i];
+  }
+  auto s = test::load(lines({"    endif", "    if p0", "    loop", "    else", "    exit"}));
+  text = s.diags.format("p");
+  size_t last = 0;
+  for (const char* where : {"p:1:5:", "p:2:5:", "p:3:5:", "p:4:5:"}) {
+    const size_t at = text.find(where);
+    ASSERT_NE(at, std::string::npos) << text;
+    EXPECT_GE(at, last) << text;
+    last = at;
+  }
+}
+
+}  // namespace
+}  // namespace simt
