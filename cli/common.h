@@ -38,5 +38,9 @@ void register_run(CLI::App& app, int& exit_code);
 void register_listing(CLI::App& app, int& exit_code);
 void register_print(CLI::App& app, int& exit_code);
 void register_doc(CLI::App& app, int& exit_code);
+void register_test(CLI::App& app, int& exit_code, const std::string& argv0);
+void register_lint(CLI::App& app, int& exit_code);
+void register_report(CLI::App& app, int& exit_code);
+void register_serve(CLI::App& app, int& exit_code);
 
 }  // namespace simt::cli

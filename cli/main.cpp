@@ -14,6 +14,10 @@ int main(int argc, char** argv) {
   simt::cli::register_listing(app, exit_code);
   simt::cli::register_print(app, exit_code);
   simt::cli::register_doc(app, exit_code);
+  simt::cli::register_test(app, exit_code, argc > 0 ? argv[0] : "simtspec");
+  simt::cli::register_lint(app, exit_code);
+  simt::cli::register_report(app, exit_code);
+  simt::cli::register_serve(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -34,6 +38,9 @@ int main(int argc, char** argv) {
                 << " --help' for usage\n";
     else
       std::cerr << "run 'simtspec --help' for usage\n";
+    return simt::cli::kExitUsage;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "simtspec: out of memory\n";
     return simt::cli::kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "simtspec: internal error: " << e.what() << "\n";

@@ -34,4 +34,109 @@ model::Outcome to_model(const exec::Outcome& o) {
   return m;
 }
 
+host::LoadOptions load_options(const RunConfig& c) {
+  host::LoadOptions opt;
+  opt.cli.wave = c.wave;
+  opt.cli.simd = c.simd;
+  opt.cli.warps = c.warps;
+  opt.cli.workgroups = c.workgroups;
+  opt.cli.cores = c.cores;
+  if (auto p = exec::find_policy(c.policy)) opt.cli.policy = *p;
+  opt.cli.seed = c.seed;
+  opt.cli.max_steps = c.max_steps;
+  return opt;
+}
+
+RunConfig run_config(const exec::LaunchConfig& c) {
+  RunConfig r;
+  r.wave = c.wave;
+  r.simd = c.simd_width();
+  r.warps = c.warps;
+  r.workgroups = c.workgroups;
+  r.cores = c.cores;
+  r.policy = std::string(exec::policy_name(c.policy));
+  r.seed = c.seed;
+  r.max_steps = c.max_steps;
+  return r;
+}
+
+RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace) {
+  RunResult r;
+  exec::Machine m(program);
+  // Keep the first and the last kMaxTraceLines / 2 steps; only kept steps are
+  // formatted, so a long run costs little more with tracing than without.
+  const size_t half = kMaxTraceLines / 2;
+  size_t total = 0;
+  std::vector<exec::TraceRecord> tail(half);
+  if (trace) {
+    m.set_trace([&](const exec::TraceRecord& rec) {
+      if (total < half)
+        r.trace.push_back(exec::format_trace(*program, rec));
+      else
+        tail[(total - half) % half] = rec;
+      ++total;
+    });
+  }
+  r.outcome = to_model(m.run());
+  r.kind = RunResult::Kind::Outcome;
+  if (total > half) {
+    size_t kept = std::min(total - half, half);
+    if (total - half > kept)
+      r.trace.push_back("... " + std::to_string(total - half - kept) + " steps omitted ...");
+    for (size_t k = total - half - kept; k < total - half; ++k)
+      r.trace.push_back(exec::format_trace(*program, tail[k % half]));
+  }
+  return r;
+}
+
+RunResult run_reference(const RunRequest& req) {
+  if (!exec::find_policy(req.config.policy)) {
+    RunResult r;
+    r.kind = RunResult::Kind::Rejected;
+    r.message = "unknown policy '" + req.config.policy + "'";
+    return r;
+  }
+  auto loaded = host::load(req.program, load_options(req.config));
+  if (!loaded.loaded) {
+    RunResult r;
+    r.kind = RunResult::Kind::Rejected;
+    const auto& first = loaded.diags.first();
+    r.message = syntax::format_diag("program", first);
+    r.line = first.span.line == 0 ? 1 : first.span.line;
+    return r;
+  }
+  return run_loaded(loaded.loaded->program, req.trace);
+}
+
+namespace {
+
+class ReferenceRunner final : public Runner {
+ public:
+  ReferenceRunner() {
+    for (uint32_t w = 1; w <= 64; w *= 2) {
+      caps_.waves.insert(w);
+      caps_.simds.insert(w);
+    }
+    caps_.max_warps = exec::kMaxTotalWarps;
+    caps_.policies = {"round_robin", "lowest_pc_first", "oldest_first", "random"};
+    caps_.features = {"alu", "mem", "xlane", "bar", "branch"};
+    caps_.all_instructions = true;
+    caps_.extras = {"validate", "livelock", "trace"};
+  }
+  std::string name() const override { return "reference"; }
+  std::string version() const override { return SIMT_VERSION; }
+  const Capabilities& capabilities() const override { return caps_; }
+  RunResult run(const RunRequest& req) override { return run_reference(req); }
+  bool is_reference() const override { return true; }
+
+ private:
+  Capabilities caps_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runner> make_reference_runner() {
+  return std::make_unique<ReferenceRunner>();
+}
+
 }  // namespace simt::runners

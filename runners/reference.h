@@ -1,13 +1,25 @@
-// The reference runner's conversion from interpreter outcomes to the result model.
+// The reference runner: the interpreter in process (spec/runner.md).
 #pragma once
 
 #include "exec/machine.h"
+#include "host/host.h"
 #include "model.h"
+#include "runner.h"
 
 namespace simt::runners {
 
 model::Outcome to_model(const exec::Outcome& o);
 // Decodes buffer bytes into element values (i32 signed, the others unsigned).
 std::vector<int64_t> decode(syntax::ElemType t, const std::vector<uint8_t>& bytes);
+
+// Launch overrides for a protocol configuration.
+host::LoadOptions load_options(const RunConfig& c);
+RunConfig run_config(const exec::LaunchConfig& c);
+
+// Runs a request on an already loaded program (used by the reference runner,
+// `simtspec serve` and the faulty test implementation).
+RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace);
+// The reference's answer to a request: load, then run_loaded.
+RunResult run_reference(const RunRequest& req);
 
 }  // namespace simt::runners

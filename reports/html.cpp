@@ -1,0 +1,1378 @@
+// The static HTML report (spec/results.md, results.report).
+//
+// The site is plain files that open from the file system: index.html (totals,
+// feature x status matrix, every configuration with one status column per
+// results file), coverage.html (spec clauses and the tests citing them), one
+// page per configuration and results file under tests/, style.css and
+// report.js (the index filter). Records are read defensively: a field that is
+// missing or has an unexpected type is treated as absent.
+#include "html.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <concepts>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <utility>
+
+namespace simt::reports {
+namespace {
+
+namespace fs = std::filesystem;
+using json::Value;
+
+constexpr std::array<std::string_view, 6> kStatuses{"pass",  "fail",  "unsupported",
+                                                    "error", "xfail", "xpass"};
+// Chapters whose clauses describe tooling and are checked by unit tests.
+constexpr std::array<std::string_view, 3> kToolingChapters{"testformat.md", "runner.md",
+                                                           "results.md"};
+constexpr size_t kMaxBufferRows = 1024;  // larger buffers show a window around the difference
+constexpr size_t kBufferWindow = 256;
+
+// ---------------------------------------------------------------------------
+// Reading records: anything missing or oddly typed reads as absent.
+
+const Value* get(const Value* v, std::string_view key) {
+  return v && v->is_object() ? v->find(key) : nullptr;
+}
+const Value* get(const Value& v, std::string_view key) {
+  return get(&v, key);
+}
+
+std::string get_str(const Value* v, std::string_view key) {
+  const Value* x = get(v, key);
+  return x && x->is_string() ? x->as_string() : std::string();
+}
+std::string get_str(const Value& v, std::string_view key) {
+  return get_str(&v, key);
+}
+
+const Value* get_obj(const Value* v, std::string_view key) {
+  const Value* x = get(v, key);
+  return x && x->is_object() ? x : nullptr;
+}
+
+const json::Array* get_arr(const Value* v, std::string_view key) {
+  const Value* x = get(v, key);
+  return x && x->is_array() ? &x->as_array() : nullptr;
+}
+
+std::optional<int64_t> get_int(const Value* v, std::string_view key) {
+  const Value* x = get(v, key);
+  if (x && x->is_int()) return x->as_int();
+  return std::nullopt;
+}
+
+std::vector<std::string> get_strings(const Value& v, std::string_view key) {
+  std::vector<std::string> out;
+  if (const json::Array* a = get_arr(&v, key))
+    for (const Value& x : *a)
+      if (x.is_string()) out.push_back(x.as_string());
+  return out;
+}
+
+// A scalar as text: strings as they are, everything else as compact JSON.
+std::string scalar_text(const Value& v) {
+  return v.is_string() ? v.as_string() : json::dump(v);
+}
+
+std::string fmt_double(double d, const char* f) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, d);
+  return buf;
+}
+
+// ---------------------------------------------------------------------------
+// HTML text. All text goes through append_escaped(): < > & " ' become
+// entities; bytes that are not valid UTF-8 and control characters other than
+// tab, line feed and carriage return become U+FFFD.
+
+size_t utf8_sequence(std::string_view s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  auto c1 = static_cast<unsigned char>(s[i + 1]);
+  if (c == 0xe0 && c1 < 0xa0) return 0;   // overlong
+  if (c == 0xed && c1 >= 0xa0) return 0;  // surrogates
+  if (c == 0xf0 && c1 < 0x90) return 0;   // overlong
+  if (c == 0xf4 && c1 >= 0x90) return 0;  // above U+10FFFF
+  return n;
+}
+
+void append_escaped(std::string& out, std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '&':
+          out += "&amp;";
+          break;
+        case '<':
+          out += "&lt;";
+          break;
+        case '>':
+          out += "&gt;";
+          break;
+        case '"':
+          out += "&quot;";
+          break;
+        case '\'':
+          out += "&#39;";
+          break;
+        default:
+          if ((c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f)
+            out += "\xef\xbf\xbd";
+          else
+            out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += "\xef\xbf\xbd";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+}
+
+struct Esc {
+  std::string_view s;
+};
+Esc E(std::string_view s) {
+  return Esc{s};
+}
+
+// An HTML document under construction: `<<` appends markup as is, E(text)
+// escapes text.
+class Html {
+ public:
+  Html& operator<<(std::string_view raw) {
+    s_.append(raw);
+    return *this;
+  }
+  Html& operator<<(Esc e) {
+    append_escaped(s_, e.s);
+    return *this;
+  }
+  template <std::integral T>
+  requires(!std::same_as<T, char> && !std::same_as<T, bool>) Html& operator<<(T v) {
+    s_ += std::to_string(v);
+    return *this;
+  }
+  const std::string& str() const { return s_; }
+  void reserve(size_t n) { s_.reserve(n); }
+
+ private:
+  std::string s_;
+};
+
+// ---------------------------------------------------------------------------
+// Names: page file names and anchors.
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Lower-case letters, digits, '.', '_' and '-' stay; everything else becomes '_'.
+std::string sanitize(std::string_view s, size_t max_len) {
+  std::string o;
+  for (char ch : s.substr(0, max_len)) {
+    char c = ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    o += ok ? c : c == '=' ? '-' : '_';
+  }
+  if (!o.empty() && o[0] == '.') o[0] = '_';
+  return o;
+}
+
+std::string clause_anchor(std::string_view clause) {
+  return "c-" + sanitize(clause, 200);
+}
+
+std::string status_class(std::string_view status) {
+  for (auto s : kStatuses)
+    if (s == status) return "st-" + std::string(s);
+  return "st-other";
+}
+
+// A status as one word of a data-status attribute and of an address fragment
+// (a record may hold any string).
+std::string status_token(std::string_view status) {
+  std::string t;
+  for (char c : status) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    t += ok ? c : '_';
+  }
+  return t;
+}
+
+bool is_tooling(const Clause& c) {
+  if (c.text.rfind("*(tooling)*", 0) == 0) return true;
+  return std::find(kToolingChapters.begin(), kToolingChapters.end(), c.file) !=
+         kToolingChapters.end();
+}
+
+// ---------------------------------------------------------------------------
+// The report model: records placed in rows (one row per id + config key).
+
+struct Entry {
+  const Value* rec = nullptr;
+  size_t file = 0;
+  std::string id, key, status, page;  // page: "tests/NAME.html"
+  std::string name() const { return key.empty() ? id : id + "[" + key + "]"; }
+};
+
+struct Row {
+  std::string id, key;
+  std::vector<const Entry*> cells;  // one per results file; nullptr: no record
+};
+
+struct Source {
+  const ResultsFile* file = nullptr;
+  std::string label;  // column heading, unique among the files
+  std::map<std::string, size_t> counts;
+  std::vector<Entry> entries;
+};
+
+struct Model {
+  std::vector<Source> sources;
+  std::vector<Row> rows;                                   // sorted by id, then key
+  std::vector<std::string> statuses;                       // known ones in order, then any others
+  std::vector<std::string> features;                       // sorted, "(none)" for records without
+  std::map<std::string, const Entry*> first_page_of_test;  // id -> first entry
+};
+
+// Orders configuration keys with numbers by value ("wave=8" before "wave=32").
+bool natural_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      size_t i0 = i, j0 = j;
+      while (i0 < a.size() && a[i0] == '0') ++i0;
+      while (j0 < b.size() && b[j0] == '0') ++j0;
+      size_t i1 = i0, j1 = j0;
+      while (i1 < a.size() && digit(a[i1])) ++i1;
+      while (j1 < b.size() && digit(b[j1])) ++j1;
+      if (i1 - i0 != j1 - j0) return i1 - i0 < j1 - j0;
+      int c = a.compare(i0, i1 - i0, b, j0, j1 - j0);
+      if (c != 0) return c < 0;
+      i = i1;
+      j = j1;
+    } else {
+      if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+      ++i;
+      ++j;
+    }
+  }
+  if ((a.size() - i) != (b.size() - j)) return a.size() - i < b.size() - j;
+  return a < b;  // equal up to leading zeros
+}
+
+struct RowKeyLess {
+  bool operator()(const std::pair<std::string, std::string>& x,
+                  const std::pair<std::string, std::string>& y) const {
+    if (x.first != y.first) return x.first < y.first;
+    return natural_less(x.second, y.second);
+  }
+};
+
+std::string page_name(const std::string& id, const std::string& key, size_t file, size_t nfiles,
+                      std::set<std::string>& used) {
+  std::string readable = sanitize(id, 80);
+  if (!key.empty()) readable += "." + sanitize(key, 60);
+  if (readable.empty()) readable = "test";
+  char hash[20];
+  std::snprintf(hash, sizeof hash, "-%08x",
+                static_cast<unsigned>(fnv1a(id + '\x1f' + key) & 0xffffffffu));
+  std::string base = readable + hash;
+  if (nfiles > 1) base += "-r" + std::to_string(file + 1);
+  std::string name = base;
+  for (int n = 2; !used.insert(name).second; ++n) name = base + "-" + std::to_string(n);
+  return "tests/" + name + ".html";
+}
+
+std::string label_of(const ResultsFile& f) {
+  std::string name = f.runner_name();
+  std::string version = get_str(get(f.header, "runner"), "version");
+  return version.empty() ? name : name + " " + version;
+}
+
+Model build_model(const std::vector<ResultsFile>& results) {
+  Model m;
+  m.sources.resize(results.size());
+  std::map<std::string, size_t> label_uses;
+  for (const auto& f : results) ++label_uses[label_of(f)];
+  std::map<std::string, size_t> label_seen;
+  std::set<std::string> used_pages;
+  std::set<std::string> extra_statuses, features;
+  // (id, key) -> rows for the 1st, 2nd, ... record with that name in a file.
+  std::map<std::pair<std::string, std::string>, std::vector<Row>, RowKeyLess> rows;
+  for (size_t fi = 0; fi < results.size(); ++fi) {
+    Source& src = m.sources[fi];
+    src.file = &results[fi];
+    src.label = label_of(results[fi]);
+    if (label_uses[src.label] > 1) src.label += " #" + std::to_string(++label_seen[src.label]);
+    src.entries.reserve(results[fi].records.size());
+    for (const Value& rec : results[fi].records) {
+      Entry e;
+      e.rec = &rec;
+      e.file = fi;
+      e.id = get_str(rec, "id");
+      if (e.id.empty()) e.id = "(no id)";
+      e.key = get_str(rec, "config_key");
+      e.status = get_str(rec, "status");
+      if (e.status.empty()) e.status = "unknown";
+      e.page = page_name(e.id, e.key, fi, results.size(), used_pages);
+      ++src.counts[e.status];
+      if (status_class(e.status) == "st-other") extra_statuses.insert(e.status);
+      auto fs_ = get_strings(rec, "features");
+      if (fs_.empty()) features.insert("(none)");
+      features.insert(fs_.begin(), fs_.end());
+      src.entries.push_back(std::move(e));
+    }
+    std::map<std::pair<std::string, std::string>, size_t> occurrence;
+    for (const Entry& e : src.entries) {
+      auto k = std::make_pair(e.id, e.key);
+      size_t occ = occurrence[k]++;
+      auto& slot = rows[k];
+      while (slot.size() <= occ)
+        slot.push_back(Row{e.id, e.key, std::vector<const Entry*>(results.size())});
+      slot[occ].cells[fi] = &e;
+      m.first_page_of_test.emplace(e.id, &e);
+    }
+  }
+  for (auto& [k, rs] : rows)
+    for (auto& r : rs) m.rows.push_back(std::move(r));
+  for (auto s : kStatuses) m.statuses.emplace_back(s);
+  m.statuses.insert(m.statuses.end(), extra_statuses.begin(), extra_statuses.end());
+  m.features.assign(features.begin(), features.end());
+  return m;
+}
+
+// ---------------------------------------------------------------------------
+// Shared page parts.
+
+void page_start(Html& h, std::string_view title, std::string_view root, bool script) {
+  h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+    << "<title>" << E(title) << "</title>\n<link rel=\"stylesheet\" href=\"" << root
+    << "style.css\">\n";
+  if (script) h << "<script src=\"" << root << "report.js\" defer></script>\n";
+  h << "</head>\n<body>\n<nav><a href=\"" << root << "index.html\">Results</a> <a href=\"" << root
+    << "coverage.html\">Clause coverage</a></nav>\n";
+}
+
+void page_end(Html& h) {
+  h << "</body>\n</html>\n";
+}
+
+void status_badge(Html& h, std::string_view status) {
+  h << "<span class=\"st " << status_class(status) << "\">" << E(status) << "</span>";
+}
+
+size_t count_of(const std::map<std::string, size_t>& counts, const std::string& k) {
+  auto it = counts.find(k);
+  return it == counts.end() ? 0 : it->second;
+}
+
+// ---------------------------------------------------------------------------
+// index.html
+
+void dl_item(Html& h, std::string_view term, std::string_view value) {
+  if (value.empty()) return;
+  h << "<dt>" << E(term) << "</dt><dd>" << E(value) << "</dd>\n";
+}
+
+std::string host_text(const Value* host) {
+  std::string s = get_str(host, "hostname");
+  std::string os = get_str(host, "os");
+  if (!os.empty()) s += (s.empty() ? "" : ", ") + os;
+  if (auto cpus = get_int(host, "cpus"))
+    s += (s.empty() ? "" : ", ") + std::to_string(*cpus) + " CPUs";
+  return s;
+}
+
+std::string options_text(const Value* opts) {
+  std::string s;
+  if (!opts || !opts->is_object()) return s;
+  for (const auto& [k, v] : opts->as_object()) {
+    if (v.is_string() && v.as_string().empty()) continue;
+    if (v.is_object() || v.is_array()) continue;
+    s += (s.empty() ? "" : ", ") + k + " " + scalar_text(v);
+  }
+  return s;
+}
+
+void index_summary(Html& h, const Model& m, const Source& src) {
+  const ResultsFile& f = *src.file;
+  const Value* runner = get(f.header, "runner");
+  const Value* suite = get(f.header, "suite");
+  h << "<section class=\"summary\">\n<h2>" << E(src.label) << "</h2>\n<dl>\n";
+  dl_item(h, "runner", f.runner_name());
+  dl_item(h, "version", get_str(runner, "version"));
+  dl_item(h, "command", get_str(runner, "command"));
+  dl_item(h, "host", host_text(get(f.header, "host")));
+  dl_item(h, "started", get_str(f.header, "started"));
+  dl_item(h, "simtspec", get_str(suite, "version"));
+  dl_item(h, "options", options_text(get(f.header, "options")));
+  dl_item(h, "results file", f.path);
+  if (!f.complete()) {
+    h << "<dt>run</dt><dd class=\"warn\">interrupted: the file has no summary line</dd>\n";
+  } else if (const Value* secs = get(f.summary, "seconds"); secs && secs->is_number()) {
+    dl_item(h, "duration", fmt_double(secs->as_double(), "%.1f s"));
+  }
+  h << "</dl>\n<table class=\"totals\">\n<tr>";
+  for (const auto& s : m.statuses) h << "<th>" << E(s) << "</th>";
+  h << "<th>total</th><th>pass rate</th></tr>\n<tr>";
+  for (const auto& s : m.statuses) {
+    size_t n = count_of(src.counts, s);
+    h << "<td class=\"n" << (n ? " " + status_class(s) : std::string()) << "\" data-total=\""
+      << E(s) << "\">";
+    if (n)
+      h << "<a href=\"#status=" << E(status_token(s)) << "\" title=\"show only " << E(s) << "\">"
+        << n << "</a>";
+    else
+      h << n;
+    h << "</td>";
+  }
+  size_t total = src.entries.size();
+  size_t ran = total - count_of(src.counts, "unsupported");
+  std::string rate =
+      ran ? fmt_double(100.0 * static_cast<double>(count_of(src.counts, "pass")) / ran, "%.1f%%")
+          : "n/a";
+  h << "<td class=\"n\" data-total=\"total\">" << total
+    << "</td><td class=\"n\" data-total=\"rate\">" << rate << "</td></tr>\n</table>\n";
+  h << "<p class=\"note\">Pass rate: pass &divide; (all &minus; unsupported).</p>\n</section>\n";
+}
+
+void index_matrix(Html& h, const Model& m) {
+  // feature -> file -> status -> count
+  std::map<std::string, std::vector<std::map<std::string, size_t>>> cells;
+  for (const auto& f : m.features) cells[f].resize(m.sources.size());
+  for (size_t fi = 0; fi < m.sources.size(); ++fi)
+    for (const Entry& e : m.sources[fi].entries) {
+      auto fs_ = get_strings(*e.rec, "features");
+      if (fs_.empty()) fs_.push_back("(none)");
+      std::sort(fs_.begin(), fs_.end());
+      fs_.erase(std::unique(fs_.begin(), fs_.end()), fs_.end());
+      for (const auto& f : fs_) ++cells[f][fi][e.status];
+    }
+  h << "<h2 id=\"matrix\">Features &times; status</h2>\n"
+    << "<p class=\"note\">Configurations per feature tag (a test with several tags counts "
+       "under each).</p>\n<table class=\"matrix\">\n<thead>\n";
+  if (m.sources.size() > 1) {
+    h << "<tr><th></th>";
+    for (const auto& src : m.sources)
+      h << "<th class=\"group\" colspan=\"" << m.statuses.size() << "\">" << E(src.label)
+        << "</th>";
+    h << "</tr>\n";
+  }
+  h << "<tr><th>feature</th>";
+  for (size_t fi = 0; fi < m.sources.size(); ++fi)
+    for (size_t si = 0; si < m.statuses.size(); ++si)
+      h << "<th" << (si == 0 && fi > 0 ? " class=\"group\"" : "") << ">" << E(m.statuses[si])
+        << "</th>";
+  h << "</tr>\n</thead>\n<tbody>\n";
+  for (const auto& [feature, per_file] : cells) {
+    h << "<tr><th>" << E(feature) << "</th>";
+    for (size_t fi = 0; fi < per_file.size(); ++fi)
+      for (size_t si = 0; si < m.statuses.size(); ++si) {
+        size_t n = count_of(per_file[fi], m.statuses[si]);
+        h << "<td class=\"n" << (n ? " " + status_class(m.statuses[si]) : std::string())
+          << (si == 0 && fi > 0 ? " group" : "") << "\">" << n << "</td>";
+      }
+    h << "</tr>\n";
+  }
+  h << "</tbody>\n</table>\n";
+}
+
+void index_filter(Html& h, const Model& m) {
+  h << "<form class=\"filter\" id=\"filter\" autocomplete=\"off\">\n"
+    << "<label>Test id <input type=\"search\" id=\"filter-text\" placeholder=\"part of an id or "
+       "configuration\"></label>\n";
+  for (const auto& s : m.statuses)
+    h << "<label class=\"st " << status_class(s) << "\"><input type=\"checkbox\" data-status=\""
+      << E(status_token(s)) << "\" checked> " << E(s) << "</label>\n";
+  h << "<span id=\"shown\" class=\"note\"></span>\n</form>\n";
+}
+
+void index_row(Html& h, const Row& r) {
+  std::vector<std::string> tokens;  // the row's distinct statuses, for the filter
+  std::string title;
+  for (const Entry* e : r.cells)
+    if (e) {
+      std::string t = status_token(e->status);
+      if (std::find(tokens.begin(), tokens.end(), t) == tokens.end()) tokens.push_back(t);
+      if (title.empty()) title = get_str(*e->rec, "title");
+    }
+  std::string statuses;
+  for (const auto& t : tokens) statuses += (statuses.empty() ? "" : " ") + t;
+  std::string name = r.key.empty() ? r.id : r.id + "[" + r.key + "]";
+  h << "<tr data-name=\"" << E(name) << "\" data-status=\"" << E(statuses) << "\"><td class=\"id\"";
+  if (!title.empty()) h << " title=\"" << E(title) << "\"";
+  h << ">" << E(r.id) << "</td><td class=\"key\">" << E(r.key) << "</td>";
+  for (const Entry* e : r.cells) {
+    if (!e) {
+      h << "<td class=\"st st-missing\">&mdash;</td>";
+      continue;
+    }
+    std::string msg = get_str(*e->rec, "message");
+    h << "<td class=\"st " << status_class(e->status) << "\"";
+    if (!msg.empty()) h << " title=\"" << E(msg) << "\"";
+    h << "><a href=\"" << e->page << "\">" << E(e->status) << "</a></td>";
+  }
+  h << "</tr>\n";
+}
+
+std::string render_index(const Model& m) {
+  Html h;
+  h.reserve(4096 + m.rows.size() * 320);
+  page_start(h, "simtspec conformance report", "", true);
+  h << "<h1>simtspec conformance report</h1>\n<div class=\"summaries\">\n";
+  for (const auto& src : m.sources) index_summary(h, m, src);
+  if (m.sources.empty()) h << "<p>No results files.</p>\n";
+  h << "</div>\n";
+  index_matrix(h, m);
+  h << "<h2 id=\"configurations\">Test configurations</h2>\n";
+  index_filter(h, m);
+  h << "<table class=\"results\" id=\"results\">\n<thead><tr><th>test</th><th>configuration</th>";
+  for (const auto& src : m.sources) h << "<th>" << E(src.label) << "</th>";
+  h << "</tr></thead>\n<tbody>\n";
+  for (const Row& r : m.rows) index_row(h, r);
+  h << "</tbody>\n</table>\n";
+  if (m.rows.empty()) h << "<p>No results.</p>\n";
+  page_end(h);
+  return h.str();
+}
+
+// ---------------------------------------------------------------------------
+// coverage.html
+
+struct ClauseUse {
+  std::set<std::string> tests;                          // ids citing the clause
+  std::vector<std::map<std::string, size_t>> per_file;  // status counts
+};
+
+std::map<std::string, ClauseUse> clause_uses(const Model& m) {
+  std::map<std::string, ClauseUse> uses;
+  for (size_t fi = 0; fi < m.sources.size(); ++fi)
+    for (const Entry& e : m.sources[fi].entries)
+      for (const auto& c : get_strings(*e.rec, "clauses")) {
+        ClauseUse& u = uses[c];
+        u.per_file.resize(m.sources.size());
+        u.tests.insert(e.id);
+        ++u.per_file[fi][e.status];
+      }
+  return uses;
+}
+
+void coverage_tests_cell(Html& h, const Model& m, const ClauseUse* use) {
+  h << "<td class=\"tests\">";
+  if (use) {
+    bool first = true;
+    for (const auto& id : use->tests) {
+      if (!first) h << " ";
+      first = false;
+      auto it = m.first_page_of_test.find(id);
+      h << "<a href=\"" << it->second->page << "\">" << E(id) << "</a>";
+    }
+  }
+  h << "</td>";
+}
+
+void coverage_counts_cells(Html& h, const Model& m, const ClauseUse* use) {
+  for (size_t fi = 0; fi < m.sources.size(); ++fi) {
+    h << "<td class=\"counts\">";
+    if (use)
+      for (const auto& s : m.statuses)
+        if (size_t n = count_of(use->per_file[fi], s))
+          h << "<span class=\"st " << status_class(s) << "\">" << n << " " << E(s) << "</span> ";
+    h << "</td>";
+  }
+}
+
+// A clause of the spec: cited by a test, a tooling clause, or uncovered.
+std::string clause_state(const ClauseUse* use, const Clause& c) {
+  return use ? "covered" : is_tooling(c) ? "unit-tested" : "uncovered";
+}
+
+void coverage_summary(Html& h, const std::map<std::string, Clause>& clauses,
+                      const std::map<std::string, ClauseUse>& uses) {
+  std::vector<std::string> uncovered;
+  size_t tooling = 0, covered = 0;
+  for (const auto& [id, c] : clauses) {
+    auto it = uses.find(id);
+    std::string state = clause_state(it == uses.end() ? nullptr : &it->second, c);
+    if (state == "covered")
+      ++covered;
+    else if (state == "unit-tested")
+      ++tooling;
+    else
+      uncovered.push_back(id);
+  }
+  h << "<h1>Clause coverage</h1>\n<p class=\"uncovered-total\">Uncovered machine clauses: "
+    << "<strong id=\"uncovered-count\" class=\"" << (uncovered.empty() ? "ok" : "bad") << "\">"
+    << uncovered.size() << "</strong> of " << clauses.size() << " clauses (" << covered
+    << " cited by tests, " << tooling << " tooling clauses checked by unit tests).</p>\n";
+  if (!uncovered.empty()) {
+    h << "<p class=\"uncovered-list\">";
+    for (const auto& id : uncovered)
+      h << "<a class=\"uncovered\" href=\"#" << E(clause_anchor(id)) << "\">" << E(id) << "</a> ";
+    h << "</p>\n";
+  }
+  if (clauses.empty()) h << "<p class=\"warn\">No spec clauses were loaded.</p>\n";
+  h << "<p class=\"note\">Tooling clauses (text starting with <em>(tooling)</em>, and the "
+       "chapters testformat.md, runner.md and results.md) are checked by the unit tests.</p>\n";
+}
+
+void coverage_table_head(Html& h, const Model& m, bool with_text) {
+  h << "<table class=\"coverage\">\n<thead><tr><th>clause</th>"
+    << (with_text ? "<th>text</th><th>state</th>" : "") << "<th>tests</th>";
+  for (const auto& src : m.sources) h << "<th>" << E(src.label) << "</th>";
+  h << "</tr></thead>\n<tbody>\n";
+}
+
+void coverage_chapter(Html& h, const Model& m, const std::string& file,
+                      const std::vector<std::pair<const std::string*, const Clause*>>& list,
+                      const std::map<std::string, ClauseUse>& uses) {
+  h << "<h2 id=\"" << E("ch-" + sanitize(file, 100)) << "\">" << E(file) << "</h2>\n";
+  coverage_table_head(h, m, true);
+  for (const auto& [id, c] : list) {
+    auto it = uses.find(*id);
+    const ClauseUse* use = it == uses.end() ? nullptr : &it->second;
+    std::string state = clause_state(use, *c);
+    h << "<tr id=\"" << E(clause_anchor(*id)) << "\" class=\"" << state << "\"><td class=\"cid\">"
+      << E(*id) << "</td><td class=\"text\">" << E(c->text) << "</td><td class=\"state\">"
+      << (state == "covered"     ? "covered"
+          : state == "uncovered" ? "<strong>UNCOVERED</strong>"
+                                 : "checked by unit tests")
+      << "</td>";
+    coverage_tests_cell(h, m, use);
+    coverage_counts_cells(h, m, use);
+    h << "</tr>\n";
+  }
+  h << "</tbody>\n</table>\n";
+}
+
+// Clauses cited by tests that the spec does not define.
+void coverage_unknown(Html& h, const Model& m, const std::map<std::string, Clause>& clauses,
+                      const std::map<std::string, ClauseUse>& uses) {
+  bool any = false;
+  for (const auto& [id, use] : uses) {
+    if (clauses.count(id)) continue;
+    if (!any) {
+      h << "<h2 id=\"unknown\">Cited clauses not in the spec</h2>\n";
+      coverage_table_head(h, m, false);
+      any = true;
+    }
+    h << "<tr id=\"" << E(clause_anchor(id)) << "\" class=\"unknown\"><td class=\"cid\">" << E(id)
+      << "</td>";
+    coverage_tests_cell(h, m, &use);
+    coverage_counts_cells(h, m, &use);
+    h << "</tr>\n";
+  }
+  if (any) h << "</tbody>\n</table>\n";
+}
+
+std::string render_coverage(const Model& m, const std::map<std::string, Clause>& clauses) {
+  auto uses = clause_uses(m);
+  std::map<std::string, std::vector<std::pair<const std::string*, const Clause*>>> chapters;
+  for (const auto& [id, c] : clauses) chapters[c.file].push_back({&id, &c});
+  Html h;
+  h.reserve(65536);
+  page_start(h, "Clause coverage - simtspec", "", false);
+  coverage_summary(h, clauses, uses);
+  for (const auto& [file, list] : chapters) coverage_chapter(h, m, file, list, uses);
+  coverage_unknown(h, m, clauses, uses);
+  page_end(h);
+  return h.str();
+}
+
+// ---------------------------------------------------------------------------
+// Detail pages.
+
+// Flattens a JSON object into (dotted path, text) rows. Long arrays are cut.
+void flatten(const Value& v, const std::string& path,
+             std::vector<std::pair<std::string, std::string>>& out) {
+  if (v.is_object() && !v.as_object().empty()) {
+    for (const auto& [k, x] : v.as_object()) flatten(x, path.empty() ? k : path + "." + k, out);
+    return;
+  }
+  std::string text;
+  if (v.is_array()) {
+    const json::Array& a = v.as_array();
+    text = "[";
+    for (size_t i = 0; i < a.size() && i < 16; ++i) text += (i ? ", " : "") + json::dump(a[i]);
+    text += a.size() > 16 ? ", ...] (" + std::to_string(a.size()) + " values)" : "]";
+  } else {
+    text = scalar_text(v);
+  }
+  if (text.size() > 300) text = text.substr(0, 297) + "...";
+  out.emplace_back(path, std::move(text));
+}
+
+bool path_in(const std::string& path, const std::vector<std::string>& targets) {
+  for (const auto& t : targets)
+    if (path == t ||
+        (path.size() > t.size() && path.compare(0, t.size(), t) == 0 && path[t.size()] == '.'))
+      return true;
+  return false;
+}
+
+// The outcome paths a first difference is about (none if there is none).
+std::vector<std::string> diff_targets(const Value* diff) {
+  std::string kind = get_str(diff, "kind");
+  auto buffer = [](const std::string& b) -> std::vector<std::string> {
+    return {"buffers." + b + ".values", "buffers." + b + ".each"};
+  };
+  if (kind == "buffer") {
+    std::string b = get_str(diff, "buffer");
+    return b.empty() ? std::vector<std::string>{} : buffer(b);
+  }
+  if (kind != "field") return {};
+  std::string f = get_str(diff, "field");
+  if (f == "buffer") {  // a missing buffer: "expected" names it
+    std::string b = get_str(diff, "expected");
+    return {b.empty() ? "buffers" : "buffers." + b};
+  }
+  if (f.rfind("buffer.", 0) == 0 && f.size() > 14 && f.compare(f.size() - 7, 7, ".length") == 0)
+    return buffer(f.substr(7, f.size() - 14));
+  return {f};
+}
+
+// Outcome rows in a fixed order: status first, buffers late, steps last.
+int path_rank(const std::string& path) {
+  std::string_view top = std::string_view(path).substr(0, path.find('.'));
+  if (top == "status") return 0;
+  if (top == "message") return 1;
+  if (top == "line") return 2;
+  if (top == "event") return 3;
+  if (top == "buffers") return 5;
+  if (top == "steps") return 6;
+  return 4;
+}
+
+struct Detail {
+  const Model& m;
+  const Entry& e;
+  const Value& rec;
+  const Value* config;
+  const Value* expected;
+  const Value* actual;
+  const Value* reference;
+  const Value* diff;
+};
+
+void detail_header(Html& h, const Detail& d) {
+  const Source& src = d.m.sources[d.e.file];
+  h << "<h1>" << E(d.e.id);
+  if (!d.e.key.empty()) h << " <span class=\"key\">[" << E(d.e.key) << "]</span>";
+  h << "</h1>\n";
+  if (std::string t = get_str(d.rec, "title"); !t.empty())
+    h << "<p class=\"title\">" << E(t) << "</p>\n";
+  h << "<p class=\"verdict\">";
+  status_badge(h, d.e.status);
+  h << " on <strong>" << E(src.label) << "</strong>";
+  if (std::string msg = get_str(d.rec, "message"); !msg.empty())
+    h << "</p>\n<pre class=\"message\">" << E(msg) << "</pre>\n";
+  else
+    h << "</p>\n";
+}
+
+void detail_other_runs(Html& h, const Detail& d, const Row* row) {
+  if (!row || d.m.sources.size() < 2) return;
+  h << "<p class=\"others\">Other results files: ";
+  for (size_t fi = 0; fi < row->cells.size(); ++fi) {
+    if (fi == d.e.file) continue;
+    h << E(d.m.sources[fi].label) << " ";
+    if (const Entry* o = row->cells[fi]) {
+      h << "<a href=\"../" << o->page << "\">";
+      status_badge(h, o->status);
+      h << "</a> ";
+    } else {
+      h << "<span class=\"st st-missing\">no result</span> ";
+    }
+  }
+  h << "</p>\n";
+}
+
+void detail_facts(Html& h, const Detail& d) {
+  h << "<table class=\"facts\">\n";
+  if (std::string f = get_str(d.rec, "file"); !f.empty())
+    h << "<tr><th>file</th><td><code>" << E(f) << "</code></td></tr>\n";
+  h << "<tr><th>clauses</th><td>";
+  for (const auto& c : get_strings(d.rec, "clauses"))
+    h << "<a href=\"../coverage.html#" << E(clause_anchor(c)) << "\">" << E(c) << "</a> ";
+  h << "</td></tr>\n<tr><th>features</th><td>";
+  for (const auto& f : get_strings(d.rec, "features"))
+    h << "<span class=\"tag\">" << E(f) << "</span> ";
+  h << "</td></tr>\n<tr><th>configuration</th><td>";
+  if (!d.e.key.empty()) h << "<code>" << E(d.e.key) << "</code> ";
+  if (d.config && d.config->is_object()) {
+    h << "<span class=\"config\">";
+    for (const auto& [k, v] : d.config->as_object())
+      h << "<span class=\"kv\">" << E(k) << "=" << E(scalar_text(v)) << "</span> ";
+    h << "</span>";
+  }
+  h << "</td></tr>\n";
+  if (auto checks = get_int(&d.rec, "checks"))
+    h << "<tr><th>values compared</th><td>" << *checks << "</td></tr>\n";
+  if (const Value* ms = get(d.rec, "duration_ms"); ms && ms->is_number())
+    h << "<tr><th>duration</th><td>" << fmt_double(ms->as_double(), "%.1f ms") << "</td></tr>\n";
+  h << "</table>\n";
+}
+
+// Values of buffer `name` in an outcome, if it has them as an array.
+const json::Array* buffer_values(const Value* outcome, const std::string& name) {
+  return get_arr(get(get_obj(outcome, "buffers"), name), "values");
+}
+
+// Whether the buffer table has a row for the first difference's element.
+bool diff_row_shown(const Detail& d) {
+  std::string name = get_str(d.diff, "buffer");
+  auto index = get_int(d.diff, "index");
+  if (get_str(d.diff, "kind") != "buffer" || name.empty() || !index || *index < 0) return false;
+  const Value* xb = get(get_obj(d.expected, "buffers"), name);
+  for (const json::Array* a :
+       {get_arr(xb, "values"), buffer_values(d.actual, name), buffer_values(d.reference, name)})
+    if (a && static_cast<uint64_t>(*index) < a->size()) return true;
+  return false;
+}
+
+void detail_first_diff(Html& h, const Detail& d) {
+  if (!d.diff || !d.diff->is_object()) return;
+  std::string kind = get_str(d.diff, "kind");
+  const Value* exp = get(d.diff, "expected");
+  const Value* act = get(d.diff, "actual");
+  h << "<div class=\"first-diff\" id=\"diff-summary\"><strong>First difference:</strong> ";
+  if (kind == "buffer") {
+    h << "buffer <code>" << E(get_str(d.diff, "buffer")) << "</code>";
+    if (auto i = get_int(d.diff, "index")) {
+      if (diff_row_shown(d))
+        h << ", <a href=\"#first-diff\">element " << *i << "</a>";
+      else
+        h << ", element " << *i;
+    }
+    auto lane = get_int(d.diff, "lane");
+    auto warp = get_int(d.diff, "warp");
+    if (lane) h << ", lane <span class=\"hl\">" << *lane << "</span>";
+    if (warp) h << " of warp <span class=\"hl\">" << *warp << "</span>";
+  } else {
+    h << "field <code class=\"hl\">" << E(get_str(d.diff, "field")) << "</code>";
+  }
+  h << ": expected <code>" << E(exp ? scalar_text(*exp) : "?") << "</code>, actual <code>"
+    << E(act ? scalar_text(*act) : "?") << "</code></div>\n";
+}
+
+// Expected, actual and reference outcomes, one row per field, the first
+// difference highlighted.
+void detail_outcomes(Html& h, const Detail& d) {
+  const Value* cols[3] = {d.expected, d.actual, d.reference};
+  const char* names[3] = {"expected", "actual", "reference"};
+  std::vector<std::string> order;
+  std::map<std::string, std::array<std::string, 3>> rows;
+  for (int c = 0; c < 3; ++c) {
+    if (!cols[c]) continue;
+    std::vector<std::pair<std::string, std::string>> flat;
+    if (cols[c]->is_object())
+      flatten(*cols[c], "", flat);
+    else
+      flat.emplace_back("value", scalar_text(*cols[c]));
+    for (auto& [path, text] : flat) {
+      auto [it, fresh] = rows.try_emplace(path);
+      if (fresh) order.push_back(path);
+      it->second[c] = std::move(text);
+    }
+  }
+  h << "<h2 id=\"outcomes\">Outcomes</h2>\n";
+  if (order.empty()) {
+    h << "<p class=\"note\">No expectation or outcome recorded.</p>\n";
+    return;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return path_rank(a) < path_rank(b); });
+  std::vector<std::string> targets = diff_targets(d.diff);
+  h << "<table class=\"outcomes\">\n<thead><tr><th>field</th>";
+  for (int c = 0; c < 3; ++c)
+    if (cols[c]) h << "<th>" << names[c] << "</th>";
+  h << "</tr></thead>\n<tbody>\n";
+  for (const auto& path : order) {
+    bool hl = path_in(path, targets);
+    h << "<tr" << (hl ? " class=\"diff\"" : "") << "><th>" << E(path) << "</th>";
+    for (int c = 0; c < 3; ++c)
+      if (cols[c]) h << "<td>" << E(rows[path][c]) << "</td>";
+    h << "</tr>\n";
+  }
+  h << "</tbody>\n</table>\n";
+  if (d.expected)
+    h << "<details class=\"raw\"><summary>the expectation as JSON</summary>\n<pre class=\"json\">"
+      << E(json::dump(*d.expected)) << "</pre>\n</details>\n";
+}
+
+int64_t reduce(const std::string& type, int64_t v) {
+  auto u = static_cast<uint64_t>(v);
+  if (type == "u8") return static_cast<int64_t>(u & 0xff);
+  if (type == "u16") return static_cast<int64_t>(u & 0xffff);
+  if (type == "i32") return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(u)));
+  return static_cast<int64_t>(u & 0xffffffffull);
+}
+
+struct BufferView {
+  std::string name, type;
+  const json::Array* expect = nullptr;  // the expectation's `values`, if given
+  std::string each;                     // or its `each` expression
+  const json::Array* reference = nullptr;
+  const json::Array* actual = nullptr;
+  std::optional<int64_t> diff_index;
+};
+
+std::string cell_text(const json::Array* a, size_t i) {
+  return a && i < a->size() ? scalar_text((*a)[i]) : std::string();
+}
+
+bool same_value(const json::Array* a, const json::Array* b, size_t i, const std::string& type) {
+  if (!a || !b || i >= a->size() || i >= b->size()) return !a || !b;
+  const Value &x = (*a)[i], &y = (*b)[i];
+  if (x.is_int() && y.is_int()) return reduce(type, x.as_int()) == reduce(type, y.as_int());
+  return x == y;
+}
+
+// Where element i lives under the common layout of [format.expr]: lane
+// i mod wave, warp (gwarp mod warps) and, with several workgroups, wg.
+struct ElementLayout {
+  int64_t wave = 0, warps = 0;
+  bool with_wg = false;
+  bool known() const { return wave > 0; }
+};
+
+ElementLayout element_layout(const Value* config) {
+  ElementLayout l;
+  auto wave = get_int(config, "wave");
+  auto warps = get_int(config, "warps");
+  auto wgs = get_int(config, "workgroups");
+  if (wave && *wave > 0) l.wave = *wave;
+  if (l.known() && warps && *warps > 0) l.warps = *warps;
+  l.with_wg = l.warps > 0 && wgs && *wgs > 1;
+  return l;
+}
+
+void buffer_head(Html& h, const BufferView& b, const ElementLayout& l) {
+  h << "<table class=\"buffer\">\n<thead><tr><th>index</th>";
+  if (l.known()) h << "<th>lane</th><th>warp</th>" << (l.with_wg ? "<th>wg</th>" : "");
+  if (b.expect || !b.each.empty()) h << "<th>expected</th>";
+  if (b.reference) h << "<th>reference</th>";
+  h << "<th>actual</th></tr></thead>\n<tbody>\n";
+}
+
+void buffer_row(Html& h, const Detail& d, const BufferView& b, const ElementLayout& l, size_t i) {
+  bool first = b.diff_index && *b.diff_index == static_cast<int64_t>(i);
+  bool differs =
+      !same_value(b.expect, b.actual, i, b.type) || !same_value(b.reference, b.actual, i, b.type);
+  h << "<tr";
+  if (first)
+    h << " id=\"first-diff\" class=\"diff\"";
+  else if (differs)
+    h << " class=\"mismatch\"";
+  h << "><td>" << i << "</td>";
+  if (l.known()) {
+    auto index = static_cast<int64_t>(i);
+    int64_t gwarp = index / l.wave;
+    const char* td = first ? "<td class=\"hl\">" : "<td>";
+    h << td << index % l.wave << "</td>" << td << (l.with_wg ? gwarp % l.warps : gwarp) << "</td>";
+    if (l.with_wg) h << td << gwarp / l.warps << "</td>";
+  }
+  if (b.expect) {
+    h << "<td>" << E(cell_text(b.expect, i)) << "</td>";
+  } else if (!b.each.empty()) {
+    // The harness evaluates `each`; the record only has the first difference's value.
+    const Value* x = first ? get(d.diff, "expected") : nullptr;
+    h << "<td>" << E(x ? scalar_text(*x) : std::string()) << "</td>";
+  }
+  if (b.reference) h << "<td>" << E(cell_text(b.reference, i)) << "</td>";
+  h << "<td>" << E(cell_text(b.actual, i)) << "</td></tr>\n";
+}
+
+// The buffer's elements, one row each; a long buffer shows a window around
+// the first difference.
+void buffer_table(Html& h, const Detail& d, const BufferView& b) {
+  size_t n = 0;
+  for (const json::Array* a : {b.expect, b.reference, b.actual})
+    if (a) n = std::max(n, a->size());
+  ElementLayout l = element_layout(d.config);
+  size_t lo = 0, hi = n;
+  if (n > kMaxBufferRows) {
+    size_t centre = b.diff_index && *b.diff_index >= 0 ? static_cast<size_t>(*b.diff_index) : 0;
+    centre = std::min(centre, n - 1);
+    lo = centre > kBufferWindow ? centre - kBufferWindow : 0;
+    hi = std::min(n, lo + 2 * kBufferWindow + 1);
+  }
+  int cols = 2 + (l.known() ? 2 + l.with_wg : 0) + (b.expect || !b.each.empty()) +
+             (b.reference != nullptr);
+  buffer_head(h, b, l);
+  if (lo > 0)
+    h << "<tr class=\"gap\"><td colspan=\"" << cols << "\">elements 0 to " << lo - 1
+      << " not shown</td></tr>\n";
+  for (size_t i = lo; i < hi; ++i) buffer_row(h, d, b, l, i);
+  if (hi < n)
+    h << "<tr class=\"gap\"><td colspan=\"" << cols << "\">elements " << hi << " to " << n - 1
+      << " not shown</td></tr>\n";
+  h << "</tbody>\n</table>\n";
+}
+
+void detail_buffers(Html& h, const Detail& d) {
+  std::vector<std::string> names;
+  for (const Value* o : {d.expected, d.actual, d.reference})
+    if (const Value* bufs = get_obj(o, "buffers"))
+      for (const auto& [k, v] : bufs->as_object())
+        if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+  if (names.empty()) return;
+  bool buffer_diff = get_str(d.diff, "kind") == "buffer";
+  std::string diff_buffer = buffer_diff ? get_str(d.diff, "buffer") : "";
+  h << "<h2 id=\"buffers\">Output buffers</h2>\n";
+  for (const auto& name : names) {
+    BufferView b;
+    b.name = name;
+    const Value* xb = get(get_obj(d.expected, "buffers"), name);
+    b.expect = get_arr(xb, "values");
+    b.each = get_str(xb, "each");
+    b.actual = buffer_values(d.actual, name);
+    b.reference = buffer_values(d.reference, name);
+    b.type = get_str(get(get_obj(d.actual, "buffers"), name), "type");
+    if (b.type.empty()) b.type = get_str(get(get_obj(d.reference, "buffers"), name), "type");
+    if (buffer_diff && name == diff_buffer) b.diff_index = get_int(d.diff, "index");
+    bool open = b.diff_index.has_value();
+    h << "<details class=\"buffer\"" << (open ? " open" : "") << " id=\""
+      << E("buffer-" + sanitize(name, 100)) << "\"><summary>buffer <code>" << E(name) << "</code>";
+    if (!b.type.empty()) h << " " << E(b.type);
+    if (b.actual) h << ", " << b.actual->size() << " elements";
+    if (!b.each.empty()) h << ", expected: each element = <code>" << E(b.each) << "</code>";
+    h << "</summary>\n";
+    buffer_table(h, d, b);
+    h << "</details>\n";
+  }
+}
+
+// The test source with line numbers. For rejected programs the line the
+// runner reported and the line the test expects are marked.
+void detail_source(Html& h, const Detail& d) {
+  std::string src = get_str(d.rec, "source");
+  if (src.empty()) return;
+  std::map<int64_t, std::string> marks;  // line -> why
+  if (auto l = get_int(d.expected, "line")) marks[*l] = "the test expects the rejection here";
+  if (get_str(d.actual, "status") == "rejected")
+    if (auto l = get_int(d.actual, "line")) marks[*l] = "the runner rejected the program here";
+  h << "<h2 id=\"source\">Test source</h2>\n<pre class=\"source\">";
+  std::string_view s = src;
+  int64_t n = 1;
+  for (size_t start = 0; start < s.size(); ++n) {
+    size_t end = s.find('\n', start);
+    if (end == std::string_view::npos) end = s.size();
+    std::string_view line = s.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    h << "<span id=\"L" << n << "\"";
+    if (auto it = marks.find(n); it != marks.end())
+      h << " class=\"hl-line\" title=\"" << E(it->second) << "\"";
+    h << "><span class=\"ln\">" << n << "</span>" << E(line) << "</span>\n";
+    start = end + 1;
+  }
+  h << "</pre>\n";
+}
+
+std::vector<std::string> trace_lines(const Value& rec, std::string_view key) {
+  std::vector<std::string> out;
+  if (const json::Array* a = get_arr(&rec, key))
+    for (const Value& x : *a) out.push_back(scalar_text(x));
+  return out;
+}
+
+void trace_block(Html& h, std::string_view heading, std::string_view id,
+                 const std::vector<std::string>& lines, size_t diff_at) {
+  h << "<details class=\"trace\" open><summary>" << E(heading) << " (" << lines.size()
+    << " lines)</summary>\n<pre class=\"trace\">";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i == diff_at)
+      h << "<span class=\"diff\" id=\"" << id << "\">" << E(lines[i]) << "</span>\n";
+    else
+      h << E(lines[i]) << "\n";
+  }
+  h << "</pre>\n</details>\n";
+}
+
+void detail_traces(Html& h, const Detail& d) {
+  auto ref = trace_lines(d.rec, "reference_trace");
+  auto mine = trace_lines(d.rec, "trace");
+  if (ref.empty() && mine.empty()) return;
+  h << "<h2 id=\"trace\">Trace</h2>\n";
+  if (!ref.empty() && ref == mine) {
+    trace_block(h, "trace (the reference's and the runner's are the same)", "trace-diff", ref,
+                std::string::npos);
+    return;
+  }
+  size_t at = std::string::npos;
+  if (!ref.empty() && !mine.empty()) {
+    at = 0;
+    while (at < ref.size() && at < mine.size() && ref[at] == mine[at]) ++at;
+    if (at == ref.size() && at == mine.size())
+      at = std::string::npos;  // same lines
+    else
+      h << "<p class=\"note\">The traces first differ at <a href=\"#"
+        << (at < mine.size() ? "trace-diff" : "ref-trace-diff") << "\">line " << at + 1
+        << "</a>.</p>\n";
+  }
+  if (!ref.empty()) trace_block(h, "reference trace", "ref-trace-diff", ref, at);
+  if (!mine.empty()) trace_block(h, "runner trace", "trace-diff", mine, at);
+}
+
+void detail_tail(Html& h, const Detail& d) {
+  if (std::string err = get_str(d.rec, "stderr"); !err.empty())
+    h << "<h2 id=\"stderr\">Standard error</h2>\n<pre class=\"stderr\">" << E(err) << "</pre>\n";
+  if (std::string cmd = get_str(d.rec, "reproduce"); !cmd.empty())
+    h << "<h2 id=\"reproduce\">Reproduce</h2>\n<p><code class=\"reproduce\">" << E(cmd)
+      << "</code></p>\n";
+}
+
+std::string render_detail(const Model& m, const Entry& e, const Row* row) {
+  const Value& rec = *e.rec;
+  Detail d{m,
+           e,
+           rec,
+           get_obj(&rec, "config"),
+           get(rec, "expected"),
+           get(rec, "actual"),
+           get(rec, "reference"),
+           get_obj(&rec, "first_diff")};
+  Html h;
+  h.reserve(8192 + get_str(rec, "source").size() * 2);
+  page_start(h, e.name() + " - " + m.sources[e.file].label + " - simtspec", "../", false);
+  detail_header(h, d);
+  detail_other_runs(h, d, row);
+  detail_facts(h, d);
+  detail_first_diff(h, d);
+  detail_outcomes(h, d);
+  detail_buffers(h, d);
+  detail_source(h, d);
+  detail_traces(h, d);
+  detail_tail(h, d);
+  page_end(h);
+  return h.str();
+}
+
+// ---------------------------------------------------------------------------
+// Static files.
+
+constexpr std::string_view kStyle = R"css(:root {
+  --fg: #1d1f21; --bg: #ffffff; --muted: #666; --line: #d8dade; --head: #f3f4f6;
+  --pass: #1a7f37; --pass-bg: #dafbe1; --fail: #b42318; --fail-bg: #ffe4e0;
+  --error: #8a4b00; --error-bg: #ffe8c2; --unsupported: #57606a; --unsupported-bg: #eaeef2;
+  --xfail: #6a5a00; --xfail-bg: #fff6bf; --xpass: #8250df; --xpass-bg: #f1e6ff;
+  --hl: #fff1a8; --diff: #ffd0cc;
+}
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
+  color: var(--fg); background: var(--bg); margin: 0 auto; padding: 0 1.5em 3em; max-width: 1400px; }
+nav { padding: .6em 0; border-bottom: 1px solid var(--line); margin-bottom: 1em; }
+nav a { margin-right: 1.5em; }
+a { color: #0b57d0; text-decoration: none; }
+a:hover { text-decoration: underline; }
+h1 { font-size: 1.6em; margin: .4em 0; word-break: break-word; }
+h2 { font-size: 1.2em; margin: 1.4em 0 .5em; }
+code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
+  font-size: 13px; }
+pre { background: var(--head); border: 1px solid var(--line); padding: .6em; overflow: auto; }
+table { border-collapse: collapse; margin: .3em 0 1em; }
+th, td { border: 1px solid var(--line); padding: .2em .55em; text-align: left; vertical-align: top; }
+thead th { background: var(--head); position: sticky; top: 0; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.note { color: var(--muted); }
+.warn, .bad { color: var(--fail); font-weight: bold; }
+.ok { color: var(--pass); }
+.summaries { display: flex; flex-wrap: wrap; gap: 1em; }
+.summary { border: 1px solid var(--line); border-radius: 6px; padding: .2em 1em; flex: 1 1 420px; }
+.summary dl { display: grid; grid-template-columns: max-content 1fr; gap: .1em 1em; }
+.summary dt { color: var(--muted); }
+.summary dd { margin: 0; word-break: break-all; }
+.st { font-weight: 600; }
+.st-pass { color: var(--pass); background: var(--pass-bg); }
+.st-fail { color: var(--fail); background: var(--fail-bg); }
+.st-error { color: var(--error); background: var(--error-bg); }
+.st-unsupported { color: var(--unsupported); background: var(--unsupported-bg); }
+.st-xfail { color: var(--xfail); background: var(--xfail-bg); }
+.st-xpass { color: var(--xpass); background: var(--xpass-bg); }
+.st-other { color: var(--fg); background: var(--hl); }
+.st-missing { color: var(--muted); }
+span.st { padding: 0 .4em; border-radius: 3px; }
+td.st a { color: inherit; display: block; }
+.matrix .group { border-left: 3px solid var(--fg); }
+.filter { display: flex; flex-wrap: wrap; gap: .4em 1em; align-items: center; margin: .5em 0; }
+.filter label.st { padding: .1em .5em; border-radius: 3px; }
+.filter input[type=search] { width: 22em; padding: .2em; }
+table.results td.id { font-family: ui-monospace, Menlo, Consolas, monospace; }
+table.results td.key { color: var(--muted); }
+tr[hidden] { display: none; }
+.coverage td.text { max-width: 42em; }
+.coverage tr.uncovered td.state { color: var(--fail); }
+.coverage tr.unit-tested td.state { color: var(--muted); }
+.coverage tr.uncovered { background: var(--fail-bg); }
+.coverage td.counts span { display: inline-block; margin: 0 .2em .1em 0; }
+.coverage td.tests a { margin-right: .4em; }
+.uncovered-total { font-size: 1.1em; }
+.title { font-size: 1.1em; }
+.verdict { font-size: 1.05em; }
+.message, pre.json { white-space: pre-wrap; word-break: break-all; }
+.facts th { background: var(--head); width: 10em; }
+.kv { margin-right: .6em; }
+.tag { background: var(--head); border: 1px solid var(--line); border-radius: 3px; padding: 0 .35em; }
+.first-diff { border-left: 4px solid var(--fail); background: var(--diff); padding: .5em .8em; margin: 1em 0; }
+.hl { background: var(--hl); font-weight: bold; }
+tr.diff, tr.diff th, tr.diff td { background: var(--diff); font-weight: bold; }
+tr.diff td.hl { background: var(--hl); }
+tr.mismatch td { background: #fff0ee; }
+tr.gap td { color: var(--muted); font-style: italic; }
+:target { outline: 2px solid #0b57d0; }
+details.buffer, details.trace { margin: .4em 0; }
+summary { cursor: pointer; }
+table.buffer td { font-family: ui-monospace, Menlo, Consolas, monospace; text-align: right; }
+pre.source .ln { display: inline-block; width: 3.5em; padding-right: 1em; text-align: right;
+  color: var(--muted); user-select: none; }
+pre.source .hl-line { background: var(--hl); display: inline-block; min-width: 100%; }
+pre.trace span.diff { background: var(--diff); display: inline-block; min-width: 100%; font-weight: bold; }
+code.reproduce { display: block; background: var(--head); border: 1px solid var(--line); padding: .6em;
+  user-select: all; white-space: pre-wrap; word-break: break-all; }
+)css";
+
+constexpr std::string_view kScript =
+    R"js(// The configuration filter of index.html: a text box on the test id and one
+// checkbox per status. A row shows if its name contains the text and one of
+// its statuses is checked. The filter can be set from the address:
+// index.html#q=TEXT&status=fail,error
+(function () {
+  'use strict';
+  function setup() {
+    var table = document.getElementById('results');
+    var text = document.getElementById('filter-text');
+    var shown = document.getElementById('shown');
+    if (!table || !text || !shown || !table.tBodies.length) return;
+    var boxes = Array.prototype.slice.call(document.querySelectorAll('#filter input[data-status]'));
+    var rows = Array.prototype.slice.call(table.tBodies[0].rows);
+    var names = rows.map(function (r) { return (r.getAttribute('data-name') || '').toLowerCase(); });
+    var statuses = rows.map(function (r) {
+      return (r.getAttribute('data-status') || '').split(' ').filter(Boolean);
+    });
+    function apply() {
+      var q = text.value.trim().toLowerCase();
+      var on = {};
+      boxes.forEach(function (b) { on[b.getAttribute('data-status')] = b.checked; });
+      var n = 0;
+      for (var i = 0; i < rows.length; ++i) {
+        var show = (!q || names[i].indexOf(q) >= 0) &&
+            statuses[i].some(function (s) { return on[s] === true; });
+        rows[i].hidden = !show;
+        if (show) ++n;
+      }
+      shown.textContent = n + ' of ' + rows.length + ' configurations shown';
+    }
+    function fromHash() {
+      var params = {};
+      location.hash.replace(/^#/, '').split('&').forEach(function (part) {
+        var eq = part.indexOf('=');
+        if (eq > 0) {
+          try {
+            params[part.slice(0, eq)] = decodeURIComponent(part.slice(eq + 1));
+          } catch (e) {
+            // a malformed escape: ignore that parameter
+          }
+        }
+      });
+      if (params.q !== undefined) text.value = params.q;
+      if (params.status !== undefined) {
+        var wanted = params.status.split(',');
+        boxes.forEach(function (b) { b.checked = wanted.indexOf(b.getAttribute('data-status')) >= 0; });
+      }
+    }
+    fromHash();
+    window.addEventListener('hashchange', function () { fromHash(); apply(); });
+    text.addEventListener('input', apply);
+    boxes.forEach(function (b) { b.addEventListener('change', apply); });
+    document.getElementById('filter').addEventListener('submit', function (ev) { ev.preventDefault(); });
+    apply();
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', setup);
+  else setup();
+})();
+)js";
+
+// Writes a file. An existing file is overwritten in place and then cut to the
+// new size, never truncated to zero first nor unlinked: on ext4, files
+// truncated to zero and rewritten are forced to disk on close (auto_da_alloc),
+// and freeing their blocks can be slow too, which made re-rendering a big
+// report into the same folder 20 times slower than into a fresh one.
+bool write_file(const fs::path& path, std::string_view content, std::string& err) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    err = "cannot write '" + path.string() + "': " + std::strerror(errno);
+    return false;
+  }
+  bool ok = true;
+  for (size_t done = 0; ok && done < content.size();) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<size_t>(n);
+  }
+  ok = ok && ::ftruncate(fd, static_cast<off_t>(content.size())) == 0;
+  ok = ::close(fd) == 0 && ok;
+  if (!ok) err = "error writing '" + path.string() + "': " + std::strerror(errno);
+  return ok;
+}
+
+}  // namespace
+
+std::string write_html(const std::vector<ResultsFile>& results,
+                       const std::map<std::string, Clause>& clauses, const std::string& out_dir) {
+  if (out_dir.empty()) return "no output folder given";
+  std::error_code ec;
+  fs::path root(out_dir);
+  fs::create_directories(root / "tests", ec);
+  if (ec) return "cannot create '" + (root / "tests").string() + "': " + ec.message();
+  Model m = build_model(results);
+  std::string err;
+  if (!write_file(root / "style.css", kStyle, err) ||
+      !write_file(root / "report.js", kScript, err) ||
+      !write_file(root / "index.html", render_index(m), err) ||
+      !write_file(root / "coverage.html", render_coverage(m, clauses), err))
+    return err;
+  // Which row each entry is in, for links between results files.
+  std::map<const Entry*, const Row*> row_of;
+  if (m.sources.size() > 1)
+    for (const Row& r : m.rows)
+      for (const Entry* e : r.cells)
+        if (e) row_of[e] = &r;
+  for (const Source& src : m.sources)
+    for (const Entry& e : src.entries) {
+      auto it = row_of.find(&e);
+      if (!write_file(root / e.page, render_detail(m, e, it == row_of.end() ? nullptr : it->second),
+                      err))
+        return err;
+    }
+  return "";
+}
+
+}  // namespace simt::reports

@@ -1,0 +1,213 @@
+#include "results.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace simt::reports {
+
+JsonlWriter::~JsonlWriter() {
+  close();
+}
+
+bool JsonlWriter::open(const std::string& path, std::string& err) {
+  f_ = std::fopen(path.c_str(), "w");
+  if (!f_) {
+    err = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+void JsonlWriter::write(const json::Value& line) {
+  if (!f_) return;
+  std::string s = json::dump(line);
+  s += '\n';
+  std::fwrite(s.data(), 1, s.size(), f_);
+  std::fflush(f_);
+}
+
+void JsonlWriter::close() {
+  if (f_) std::fclose(f_);
+  f_ = nullptr;
+}
+
+std::string ResultsFile::runner_name() const {
+  const json::Value* r = header.find("runner");
+  const json::Value* n = r ? r->find("name") : nullptr;
+  return n && n->is_string() ? n->as_string() : "unknown";
+}
+
+std::variant<ResultsFile, std::string> read_results(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "cannot open '" + path + "'";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  ResultsFile r;
+  r.path = path;
+  // A whole JSON document?
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "'" + path + "' is empty";
+  auto whole = json::parse(text);
+  if (auto* v = std::get_if<json::Value>(&whole); v && v->is_object() && v->find("results")) {
+    const json::Value* schema = v->find("schema");
+    if (!schema || !schema->is_string() || schema->as_string() != kSchema)
+      return "'" + path + "' is not a simtspec results file (schema)";
+    r.header = json::Object{};
+    for (const auto& [k, x] : v->as_object())
+      if (k != "results" && k != "summary") r.header[k] = x;
+    if (!v->find("results")->is_array()) return "'" + path + "': 'results' must be an array";
+    r.records = v->find("results")->as_array();
+    if (const json::Value* s = v->find("summary")) r.summary = *s;
+    return r;
+  }
+  // JSON lines.
+  std::istringstream lines(text);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    if (line.empty()) continue;
+    auto parsed = json::parse(line);
+    if (std::holds_alternative<json::ParseError>(parsed)) {
+      if (lines.peek() == EOF) break;  // an interrupted last line
+      return path + ":" + std::to_string(n) + ": not a JSON line";
+    }
+    json::Value v = std::get<json::Value>(std::move(parsed));
+    if (n == 1) {
+      const json::Value* schema = v.find("schema");
+      if (!schema || !schema->is_string() || schema->as_string() != kSchema)
+        return "'" + path + "' is not a simtspec results file (first line lacks \"schema\": \"" +
+               kSchema + "\")";
+      r.header = std::move(v);
+    } else if (const json::Value* s = v.find("summary"); s && v.as_object().size() == 1) {
+      r.summary = *s;
+    } else {
+      if (!v.find("id") || !v.find("status"))
+        return path + ":" + std::to_string(n) + ": a result needs id and status";
+      r.records.push_back(std::move(v));
+    }
+  }
+  if (r.header.is_null()) return "'" + path + "' has no header line";
+  return r;
+}
+
+json::Value document(const ResultsFile& r) {
+  json::Value d = r.header;
+  json::Array recs = r.records;
+  d["results"] = std::move(recs);
+  if (!r.summary.is_null()) d["summary"] = r.summary;
+  return d;
+}
+
+std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records) {
+  std::map<std::string, size_t> c;
+  for (const auto& r : records)
+    if (const json::Value* s = r.find("status"); s && s->is_string()) ++c[s->as_string()];
+  return c;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&apos;";
+        break;
+      default:
+        // XML 1.0 forbids most control characters, even escaped.
+        if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
+          o += "?";
+        else
+          o += static_cast<char>(c);
+    }
+  }
+  return o;
+}
+
+namespace {
+std::string str(const json::Value& v, const char* key) {
+  const json::Value* x = v.find(key);
+  return x && x->is_string() ? x->as_string() : "";
+}
+}  // namespace
+
+std::string junit_xml(const ResultsFile& r) {
+  // results.junit: one testsuite per first feature tag.
+  std::map<std::string, std::vector<const json::Value*>> suites;
+  for (const auto& rec : r.records) {
+    std::string feature = "other";
+    if (const json::Value* f = rec.find("features");
+        f && f->is_array() && !f->as_array().empty() && f->as_array()[0].is_string())
+      feature = f->as_array()[0].as_string();
+    suites[feature].push_back(&rec);
+  }
+  auto counts = count_statuses(r.records);
+  auto n = [&](const char* k) { return counts.count(k) ? counts.at(k) : 0; };
+  std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  o += "<testsuites name=\"simtspec " + xml_escape(r.runner_name()) + "\" tests=\"" +
+       std::to_string(r.records.size()) + "\" failures=\"" +
+       std::to_string(n("fail") + n("xpass")) + "\" errors=\"" + std::to_string(n("error")) +
+       "\" skipped=\"" + std::to_string(n("unsupported") + n("xfail")) + "\">\n";
+  for (const auto& [feature, recs] : suites) {
+    size_t f = 0, e = 0, s = 0;
+    double time = 0;
+    for (const auto* rec : recs) {
+      std::string st = str(*rec, "status");
+      f += st == "fail" || st == "xpass";
+      e += st == "error";
+      s += st == "unsupported" || st == "xfail";
+      if (const json::Value* d = rec->find("duration_ms"); d && d->is_number())
+        time += d->as_double() / 1000.0;
+    }
+    char tbuf[32];
+    std::snprintf(tbuf, sizeof tbuf, "%.3f", time);
+    o += "  <testsuite name=\"" + xml_escape(feature) + "\" tests=\"" +
+         std::to_string(recs.size()) + "\" failures=\"" + std::to_string(f) + "\" errors=\"" +
+         std::to_string(e) + "\" skipped=\"" + std::to_string(s) + "\" time=\"" + tbuf + "\">\n";
+    for (const auto* rec : recs) {
+      std::string name = str(*rec, "id");
+      std::string key = str(*rec, "config_key");
+      if (!key.empty()) name += "[" + key + "]";
+      double t = 0;
+      if (const json::Value* d = rec->find("duration_ms"); d && d->is_number())
+        t = d->as_double() / 1000.0;
+      std::snprintf(tbuf, sizeof tbuf, "%.3f", t);
+      o += "    <testcase classname=\"" + xml_escape(feature) + "\" name=\"" + xml_escape(name) +
+           "\" file=\"" + xml_escape(str(*rec, "file")) + "\" time=\"" + tbuf + "\"";
+      std::string st = str(*rec, "status");
+      std::string msg = str(*rec, "message");
+      if (st == "pass") {
+        o += "/>\n";
+        continue;
+      }
+      o += ">\n";
+      if (st == "fail" || st == "xpass")
+        o += "      <failure type=\"" + st + "\" message=\"" + xml_escape(msg) + "\">" +
+             xml_escape(str(*rec, "reproduce")) + "</failure>\n";
+      else if (st == "error")
+        o += "      <error message=\"" + xml_escape(msg) + "\">" + xml_escape(str(*rec, "stderr")) +
+             "</error>\n";
+      else
+        o += "      <skipped message=\"" + xml_escape(st + ": " + msg) + "\"/>\n";
+      o += "    </testcase>\n";
+    }
+    o += "  </testsuite>\n";
+  }
+  o += "</testsuites>\n";
+  return o;
+}
+
+}  // namespace simt::reports

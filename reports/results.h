@@ -1,0 +1,51 @@
+// Results files (spec/results.md): the streamed JSON-lines file, the complete
+// JSON document, and JUnit XML. Depends only on the result model.
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "json.h"
+
+namespace simt::reports {
+
+inline constexpr const char* kSchema = "simtspec-results/1";
+
+// Streams results.jsonl: each line is flushed as soon as it is written
+// (results.stream), so an interrupted run leaves a readable file.
+class JsonlWriter {
+ public:
+  ~JsonlWriter();
+  bool open(const std::string& path, std::string& err);
+  void write(const json::Value& line);
+  void close();
+
+ private:
+  std::FILE* f_ = nullptr;
+};
+
+struct ResultsFile {
+  std::string path;
+  json::Value header;
+  std::vector<json::Value> records;
+  json::Value summary;  // null if the run did not finish
+  bool complete() const { return !summary.is_null(); }
+  std::string runner_name() const;
+};
+
+// Reads a .jsonl results file (ignoring an incomplete last line) or a .json
+// document written by write_document.
+std::variant<ResultsFile, std::string> read_results(const std::string& path);
+// The complete document: the header's fields plus "results" and "summary".
+json::Value document(const ResultsFile& r);
+// results.junit
+std::string junit_xml(const ResultsFile& r);
+std::string xml_escape(const std::string& s);
+
+// Counts of each status over records.
+std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records);
+
+}  // namespace simt::reports

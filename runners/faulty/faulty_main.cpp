@@ -1,0 +1,217 @@
+// simtspec-faulty: the reference with one named semantic fault (README.md).
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "exec/machine.h"
+#include "exec/semantics.h"
+#include "protocol.h"
+#include "reference.h"
+
+namespace {
+
+using namespace simt;
+using exec::Flow;
+using exec::Insn;
+using exec::Machine;
+using exec::WarpState;
+
+uint64_t pred(const WarpState& w, uint8_t idx, bool neg) {
+  return neg ? ~w.preds[idx] : w.preds[idx];
+}
+
+Flow invert_all(Machine& m, WarpState& w, const Insn& in) {
+  if (w.mask_stack.empty()) return m.raise(w, isa::Event::MaskUnderflow);
+  (void)in;
+  w.exec = ~w.exec & w.live & m.full();
+  return Flow::Next;
+}
+
+Flow cbr_empty_taken(Machine&, WarpState& w, const Insn& in) {
+  uint64_t p = pred(w, in.pa, in.na) & w.exec;
+  if (p == w.exec) {  // wrong: taken with no active lane
+    w.pc = in.target;
+    return Flow::Jump;
+  }
+  return Flow::Next;
+}
+
+Flow readlane_off_by_one(Machine& m, WarpState& w, const Insn& in) {
+  uint32_t lane = m.uniform(w, in.b) + 1;
+  bool ok = lane < m.wave() && ((w.exec >> lane) & 1);
+  w.sregs[in.dst] = ok ? m.vreg(w, in.a.index)[lane] : 0;
+  return Flow::Next;
+}
+
+Flow barrier_early(Machine& m, WarpState& w, const Insn&) {
+  const uint32_t per_wg = m.config().warps;
+  if (per_wg < 2) return m.barrier_arrive(w);
+  auto& st = m.mutable_state();
+  const uint32_t wg = m.warp_id(w) / per_wg;
+  auto& b = st.barriers[wg];
+  w.status = exec::WarpStatus::Barrier;
+  if (++b.arrived >= per_wg - 1) {
+    for (uint32_t i = wg * per_wg; i < (wg + 1) * per_wg; ++i) {
+      auto& o = st.warps[i];
+      if (o.status == exec::WarpStatus::Barrier) {
+        o.status = exec::WarpStatus::Ready;
+        o.pc += 1;
+      }
+    }
+    b.arrived = 0;
+    b.generation += 1;
+  }
+  return Flow::Jump;
+}
+
+Flow push_late(Machine& m, WarpState& w, const Insn& in) {
+  if (w.mask_stack.size() >= m.config().mask_depth + 1) return m.raise(w, isa::Event::MaskOverflow);
+  uint64_t p = pred(w, in.pa, in.na);
+  w.mask_stack.push_back({w.exec, w.exec & ~p, exec::MaskKind::If});
+  w.exec &= p;
+  return Flow::Next;
+}
+
+Flow lpush_late(Machine& m, WarpState& w, const Insn&) {
+  if (w.mask_stack.size() >= m.config().mask_depth + 1) return m.raise(w, isa::Event::MaskOverflow);
+  w.mask_stack.push_back({w.exec, 0, exec::MaskKind::Loop});
+  return Flow::Next;
+}
+
+Flow shfl_stale(Machine& m, WarpState& w, const Insn& in) {
+  const uint32_t wave = m.wave();
+  uint32_t src[isa::kMaxWave];
+  std::memcpy(src, m.vreg(w, in.a.index), wave * sizeof(uint32_t));
+  const uint32_t* b = in.b.per_lane() ? m.lanes(w, in.b) : nullptr;
+  uint32_t ub = b ? 0 : m.uniform(w, in.b);
+  uint32_t* d = m.vreg(w, in.dst);
+  for (uint32_t l = 0; l < wave; ++l) {
+    if (!((w.exec >> l) & 1)) continue;
+    uint32_t s = in.op == isa::Op::ShflXor ? (l ^ (b ? b[l] : ub)) : (b ? b[l] : ub);
+    d[l] = s < wave ? src[s] : 0;  // wrong: ignores whether lane s is active
+  }
+  return Flow::Next;
+}
+
+template <uint32_t Size>
+Flow store_lowest_wins(Machine& m, WarpState& w, const Insn& in) {
+  const uint32_t* pb = in.a.per_lane() ? m.lanes(w, in.a) : nullptr;
+  const uint32_t* pv = in.b.per_lane() ? m.lanes(w, in.b) : nullptr;
+  uint32_t ub = pb ? 0 : m.uniform(w, in.a), uv = pv ? 0 : m.uniform(w, in.b);
+  size_t bytes = m.space_bytes(w, in.space).size();
+  for (uint32_t l = 0; l < m.wave(); ++l) {
+    if (!((w.exec >> l) & 1)) continue;
+    uint32_t addr = (pb ? pb[l] : ub) + in.offset;
+    if (addr % Size)
+      return m.raise(w, isa::Event::MemMisaligned, static_cast<int32_t>(l), addr, in.space);
+    if (uint64_t{addr} + Size > bytes)
+      return m.raise(w, isa::Event::MemOutOfBounds, static_cast<int32_t>(l), addr, in.space);
+  }
+  for (int l = static_cast<int>(m.wave()) - 1; l >= 0; --l) {  // wrong: descending
+    if (!((w.exec >> l) & 1)) continue;
+    m.store(w, in.space, (pb ? pb[l] : ub) + in.offset, pv ? pv[l] : uv, Size);
+  }
+  return Flow::Next;
+}
+
+// Replaces the handlers the fault affects; false if the fault is unknown.
+bool patch(const std::string& fault, exec::Program& p) {
+  using isa::Op;
+  for (auto& in : p.insns) {
+    if (fault == "invert-all" && in.op == Op::Invert)
+      in.fn = &invert_all;
+    else if (fault == "cbr-empty-taken" && in.op == Op::Cbr)
+      in.fn = &cbr_empty_taken;
+    else if (fault == "readlane-off-by-one" && in.op == Op::ReadLane)
+      in.fn = &readlane_off_by_one;
+    else if (fault == "barrier-early" && in.op == Op::Bar)
+      in.fn = &barrier_early;
+    else if (fault == "mask-overflow-late" && in.op == Op::Push)
+      in.fn = &push_late;
+    else if (fault == "mask-overflow-late" && in.op == Op::LPush)
+      in.fn = &lpush_late;
+    else if (fault == "shfl-stale" && (in.op == Op::Shfl || in.op == Op::ShflXor))
+      in.fn = &shfl_stale;
+    else if (fault == "store-lowest-wins" && in.op == Op::St)
+      in.fn = &store_lowest_wins<4>;
+    else if (fault == "store-lowest-wins" && in.op == Op::St16)
+      in.fn = &store_lowest_wins<2>;
+    else if (fault == "store-lowest-wins" && in.op == Op::St8)
+      in.fn = &store_lowest_wins<1>;
+    else if (fault == "cmp-unsigned") {
+      static const std::map<Op, Op> swap = {{Op::CmpLt, Op::CmpLtU},
+                                            {Op::CmpLe, Op::CmpLeU},
+                                            {Op::CmpGt, Op::CmpGtU},
+                                            {Op::CmpGe, Op::CmpGeU}};
+      auto it = swap.find(in.op);
+      if (it != swap.end()) {
+        Insn tmp = in;
+        tmp.op = it->second;
+        in.fn = exec::select_handler(tmp);
+      }
+    }
+  }
+  static const char* known[] = {"none",
+                                "invert-all",
+                                "cbr-empty-taken",
+                                "readlane-off-by-one",
+                                "cmp-unsigned",
+                                "barrier-early",
+                                "mask-overflow-late",
+                                "shfl-stale",
+                                "store-lowest-wins",
+                                "crash",
+                                "hang",
+                                "garbage"};
+  for (const char* k : known)
+    if (fault == k) return true;
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string fault = "none";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--fault" && i + 1 < argc)
+      fault = argv[++i];
+    else if (a.rfind("--fault=", 0) == 0)
+      fault = a.substr(8);
+    else {
+      std::cerr << "usage: simtspec-faulty --fault NAME (see runners/faulty/README.md)\n";
+      return 2;
+    }
+  }
+  exec::Program probe;
+  if (!patch(fault, probe)) {
+    std::cerr << "simtspec-faulty: unknown fault '" << fault << "'\n";
+    return 2;
+  }
+  std::ios::sync_with_stdio(false);
+  simt::runners::serve(std::cin, std::cout, [&](const simt::runners::RunRequest& req) {
+    if (fault == "crash") {
+      std::cerr << "simtspec-faulty: crashing on purpose\n";
+      std::abort();
+    }
+    if (fault == "hang") {
+      std::cerr << "simtspec-faulty: hanging on purpose\n";
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
+    if (fault == "garbage") {
+      std::cout << "this is not JSON {" << std::endl;
+      return simt::runners::RunResult{};
+    }
+    auto loaded = host::load(req.program, simt::runners::load_options(req.config));
+    if (!loaded.loaded) return simt::runners::run_reference(req);  // rejected the same way
+    exec::Program p = *loaded.loaded->program;
+    patch(fault, p);
+    return simt::runners::run_loaded(std::make_shared<const exec::Program>(std::move(p)),
+                                     req.trace);
+  });
+  return 0;
+}

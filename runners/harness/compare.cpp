@@ -1,0 +1,258 @@
+#include "compare.h"
+
+namespace simt::harness {
+
+using runners::RunResult;
+
+int64_t reduce(const std::string& type, int64_t v) {
+  uint64_t u = static_cast<uint64_t>(v);
+  if (type == "u8") return static_cast<int64_t>(u & 0xff);
+  if (type == "u16") return static_cast<int64_t>(u & 0xffff);
+  if (type == "i32") return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(u)));
+  return static_cast<int64_t>(u & 0xffffffffull);
+}
+
+namespace {
+
+json::Value element_diff(const std::string& buffer, size_t index, int64_t expected, int64_t actual,
+                         size_t length, const Layout& l) {
+  json::Value d;
+  d["kind"] = "buffer";
+  d["buffer"] = buffer;
+  d["index"] = static_cast<uint64_t>(index);
+  d["expected"] = expected;
+  d["actual"] = actual;
+  // With one element per thread, element i belongs to thread i (format.expr):
+  // name its lane, its warp in the workgroup, its global warp and its workgroup.
+  int64_t i = static_cast<int64_t>(index);
+  if (l.wave > 0 && l.warps > 0 &&
+      static_cast<int64_t>(length) == l.wave * l.warps * l.workgroups) {
+    int64_t gwarp = i / l.wave;
+    d["lane"] = i % l.wave;
+    d["gwarp"] = gwarp;
+    d["warp"] = gwarp % l.warps;
+    d["wg"] = gwarp / l.warps;
+  }
+  return d;
+}
+
+json::Value field_diff(const std::string& field, const json::Value& expected,
+                       const json::Value& actual) {
+  json::Value d;
+  d["kind"] = "field";
+  d["field"] = field;
+  d["expected"] = expected;
+  d["actual"] = actual;
+  return d;
+}
+
+const model::Buffer* find_buffer(const model::Outcome& o, const std::string& name) {
+  for (const auto& b : o.buffers)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+std::string where(const json::Value& d) {
+  std::string s = "element " + std::to_string(d.find("index")->as_int());
+  if (const json::Value* lane = d.find("lane"))
+    s += " (lane " + std::to_string(lane->as_int()) + " of warp " +
+         std::to_string(d.find("gwarp")->as_int()) + ")";
+  return s;
+}
+
+Verdict fail(Verdict v, std::string message, json::Value diff) {
+  v.ok = false;
+  if (diff.is_object()) diff["against"] = v.against;
+  v.message = std::move(message);
+  v.first_diff = std::move(diff);
+  return v;
+}
+
+}  // namespace
+
+Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout& l) {
+  Verdict v;
+  v.against = "expectation";
+  // format.expect.rejected
+  if (x.status == "rejected") {
+    ++v.checks;
+    if (a.kind != RunResult::Kind::Rejected)
+      return fail(
+          v,
+          "expected the program to be rejected, but it ran to " +
+              (a.kind == RunResult::Kind::Outcome ? a.outcome.status : std::string("an error")),
+          field_diff("status", "rejected",
+                     a.kind == RunResult::Kind::Outcome ? a.outcome.status : "error"));
+    if (x.line) {
+      ++v.checks;
+      if (a.line != x.line)
+        return fail(
+            v,
+            "rejected at line " + (a.line ? std::to_string(*a.line) : std::string("?")) +
+                ", expected line " + std::to_string(*x.line) + ": " + a.message,
+            field_diff("line", static_cast<int64_t>(*x.line),
+                       a.line ? json::Value(static_cast<int64_t>(*a.line)) : json::Value()));
+    }
+    return v;
+  }
+  if (a.kind == RunResult::Kind::Rejected)
+    return fail(v, "the program was rejected: " + a.message,
+                field_diff("status", x.status, "rejected"));
+  const model::Outcome& o = a.outcome;
+  ++v.checks;
+  if (o.status != x.status)
+    return fail(
+        v,
+        "status is " + o.status + ", expected " + x.status +
+            (o.event ? " (event " + o.event->name + " in warp " + std::to_string(o.event->warp) +
+                           " at pc " + std::to_string(o.event->pc) + ")"
+                     : ""),
+        field_diff("status", x.status, o.status));
+  auto vars = element_vars(0, l.wave, l.simd, l.warps, l.workgroups, l.cores);
+  if (x.event_name) {
+    ++v.checks;
+    if (!o.event || o.event->name != *x.event_name)
+      return fail(v,
+                  "event is " + (o.event ? o.event->name : std::string("missing")) + ", expected " +
+                      *x.event_name,
+                  field_diff("event.name", *x.event_name,
+                             o.event ? json::Value(o.event->name) : json::Value()));
+    for (const auto& f : x.event_fields) {
+      ++v.checks;
+      if (f.key == "space") {
+        if (o.event->space != f.text)
+          return fail(v, "event space is '" + o.event->space + "', expected '" + f.text + "'",
+                      field_diff("event.space", f.text, o.event->space));
+        continue;
+      }
+      int64_t want = 0;
+      if (f.value) {
+        want = *f.value;
+      } else if (f.expr) {
+        auto r = f.expr->eval(vars);
+        if (auto* e = std::get_if<std::string>(&r))
+          return fail(v, "expect.event." + f.key + ": " + *e, json::Value());
+        want = std::get<int64_t>(r);
+      }
+      int64_t got = f.key == "warp"   ? o.event->warp
+                    : f.key == "pc"   ? o.event->pc
+                    : f.key == "lane" ? o.event->lane
+                                      : static_cast<int64_t>(o.event->addr);
+      if (got != want)
+        return fail(
+            v,
+            "event " + f.key + " is " + std::to_string(got) + ", expected " + std::to_string(want),
+            field_diff("event." + f.key, want, got));
+    }
+  }
+  for (const auto& be : x.buffers) {
+    const model::Buffer* b = find_buffer(o, be.name);
+    if (!b)
+      return fail(v, "output buffer '" + be.name + "' is missing",
+                  field_diff("buffer", be.name, json::Value()));
+    size_t want_len =
+        be.values ? be.values->size()
+                  : (l.buffer_len.count(be.name) ? l.buffer_len.at(be.name) : b->values.size());
+    if (b->values.size() != want_len) {
+      ++v.checks;
+      return fail(v,
+                  "buffer '" + be.name + "' has " + std::to_string(b->values.size()) +
+                      " elements, expected " + std::to_string(want_len),
+                  field_diff("buffer." + be.name + ".length", static_cast<uint64_t>(want_len),
+                             static_cast<uint64_t>(b->values.size())));
+    }
+    if (want_len == 0 && v.vacuous.empty())
+      v.vacuous = "expect.buffers." + be.name + " compared no element (the buffer is empty)";
+    for (size_t i = 0; i < want_len; ++i) {
+      int64_t want;
+      if (be.values) {
+        want = (*be.values)[i];
+      } else {
+        auto ev =
+            element_vars(static_cast<int64_t>(i), l.wave, l.simd, l.warps, l.workgroups, l.cores);
+        auto r = be.each->eval(ev);
+        if (auto* e = std::get_if<std::string>(&r))
+          return fail(v,
+                      "expect.buffers." + be.name + ".each at i=" + std::to_string(i) + ": " + *e,
+                      json::Value());
+        want = std::get<int64_t>(r);
+      }
+      ++v.checks;
+      int64_t w = reduce(b->type, want), g = reduce(b->type, b->values[i]);
+      if (w != g) {
+        json::Value d = element_diff(be.name, i, w, g, want_len, l);
+        return fail(v,
+                    "buffer '" + be.name + "' " + where(d) + " is " + std::to_string(g) +
+                        ", expected " + std::to_string(w),
+                    d);
+      }
+    }
+  }
+  return v;
+}
+
+Verdict compare_with_reference(const RunResult& ref, const RunResult& a, const Layout& l) {
+  Verdict v;
+  v.against = "reference";
+  ++v.checks;
+  if (ref.kind == RunResult::Kind::Rejected || a.kind == RunResult::Kind::Rejected) {
+    if (ref.kind != a.kind)
+      return fail(
+          v,
+          std::string("the reference ") +
+              (ref.kind == RunResult::Kind::Rejected ? "rejects" : "runs") +
+              " the program but the implementation " +
+              (a.kind == RunResult::Kind::Rejected ? "rejects it" : "runs it"),
+          field_diff("status",
+                     ref.kind == RunResult::Kind::Rejected ? "rejected" : ref.outcome.status,
+                     a.kind == RunResult::Kind::Rejected ? "rejected" : a.outcome.status));
+    return v;
+  }
+  const model::Outcome& r = ref.outcome;
+  const model::Outcome& o = a.outcome;
+  if (r.status != o.status)
+    return fail(v, "status is " + o.status + ", the reference's is " + r.status,
+                field_diff("status", r.status, o.status));
+  ++v.checks;
+  if (r.event != o.event) {
+    auto ev = [](const std::optional<model::Event>& e) {
+      return e ? model::to_json(*e) : json::Value();
+    };
+    return fail(v, "event differs from the reference's",
+                field_diff("event", ev(r.event), ev(o.event)));
+  }
+  for (const auto& rb : r.buffers) {
+    const model::Buffer* b = find_buffer(o, rb.name);
+    ++v.checks;
+    if (!b)
+      return fail(v, "output buffer '" + rb.name + "' is missing",
+                  field_diff("buffer", rb.name, json::Value()));
+    if (b->values.size() != rb.values.size())
+      return fail(
+          v,
+          "buffer '" + rb.name + "' has " + std::to_string(b->values.size()) +
+              " elements, the reference's " + std::to_string(rb.values.size()),
+          field_diff("buffer." + rb.name + ".length", static_cast<uint64_t>(rb.values.size()),
+                     static_cast<uint64_t>(b->values.size())));
+    for (size_t i = 0; i < rb.values.size(); ++i) {
+      ++v.checks;
+      int64_t w = reduce(rb.type, rb.values[i]), g = reduce(rb.type, b->values[i]);
+      if (w != g) {
+        json::Value d = element_diff(rb.name, i, w, g, rb.values.size(), l);
+        return fail(v,
+                    "buffer '" + rb.name + "' " + where(d) + " is " + std::to_string(g) +
+                        ", the reference has " + std::to_string(w),
+                    d);
+      }
+    }
+  }
+  if (o.buffers.size() != r.buffers.size())
+    return fail(v,
+                "the implementation reports " + std::to_string(o.buffers.size()) +
+                    " output buffers, the reference " + std::to_string(r.buffers.size()),
+                field_diff("buffers", static_cast<uint64_t>(r.buffers.size()),
+                           static_cast<uint64_t>(o.buffers.size())));
+  return v;
+}
+
+}  // namespace simt::harness

@@ -1,0 +1,38 @@
+// Comparison of outcomes with expectations and with the reference
+// (spec/runner.md, runner.harness, runner.differential, runner.firstdiff).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "format.h"
+#include "json.h"
+#include "runner.h"
+
+namespace simt::harness {
+
+// What the comparison needs to know about a configuration.
+struct Layout {
+  int64_t wave = 32, simd = 32, warps = 1, workgroups = 1, cores = 1;
+  std::map<std::string, size_t> buffer_len;  // declared output-buffer lengths
+};
+
+struct Verdict {
+  bool ok = true;
+  size_t checks = 0;       // values compared
+  std::string vacuous;     // set when an expectation compared nothing (format.expect.nonempty)
+  std::string message;     // the first difference, in words
+  json::Value first_diff;  // the first difference, as data (null when ok)
+  std::string against;     // "expectation" or "reference"
+};
+
+// Reduces a value to an element type (format.expect.buffers).
+int64_t reduce(const std::string& type, int64_t v);
+
+Verdict check_expectation(const Expectation& x, const runners::RunResult& actual, const Layout& l);
+// runner.differential: the actual outcome must equal the reference's.
+Verdict compare_with_reference(const runners::RunResult& ref, const runners::RunResult& actual,
+                               const Layout& l);
+
+}  // namespace simt::harness

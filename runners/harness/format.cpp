@@ -1,0 +1,448 @@
+#include "format.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <toml.hpp>
+
+namespace simt::harness {
+
+namespace fs = std::filesystem;
+
+const std::set<std::string>& known_features() {
+  static const std::set<std::string> f = {"alu",  "mem",     "xlane", "bar",    "branch",
+                                          "trap", "preempt", "wave",  "watomic"};
+  return f;
+}
+
+const std::set<std::string>& known_statuses() {
+  static const std::set<std::string> s = {"completed",  "trapped", "deadlock", "livelock",
+                                          "step_limit", "paused",  "rejected"};
+  return s;
+}
+
+std::string Settings::key() const {
+  std::string k;
+  auto add = [&](const char* name, const std::string& v) {
+    if (!k.empty()) k += ",";
+    k += std::string(name) + "=" + v;
+  };
+  if (wave) add("wave", std::to_string(*wave));
+  if (simd) add("simd", std::to_string(*simd));
+  if (warps) add("warps", std::to_string(*warps));
+  if (workgroups) add("workgroups", std::to_string(*workgroups));
+  if (cores) add("cores", std::to_string(*cores));
+  if (policy) add("policy", *policy);
+  if (seed) add("seed", std::to_string(*seed));
+  return k;
+}
+
+json::Value Settings::to_json() const {
+  json::Value v = json::Object{};
+  if (wave) v["wave"] = *wave;
+  if (simd) v["simd"] = *simd;
+  if (warps) v["warps"] = *warps;
+  if (workgroups) v["workgroups"] = *workgroups;
+  if (cores) v["cores"] = *cores;
+  if (policy) v["policy"] = *policy;
+  if (seed) v["seed"] = *seed;
+  return v;
+}
+
+namespace {
+
+struct Bad {
+  uint32_t line;
+  std::string message;
+};
+
+uint32_t line_of(const toml::value& v, uint32_t offset) {
+  auto l = v.location().line();
+  return l == 0 ? 0 : static_cast<uint32_t>(l) + offset;
+}
+
+json::Value to_json(const toml::value& v) {
+  if (v.is_boolean()) return v.as_boolean();
+  if (v.is_integer()) return static_cast<int64_t>(v.as_integer());
+  if (v.is_floating()) return static_cast<double>(v.as_floating());
+  if (v.is_string()) return v.as_string().str;
+  if (v.is_array()) {
+    json::Array a;
+    for (const auto& e : v.as_array()) a.push_back(to_json(e));
+    return a;
+  }
+  if (v.is_table()) {
+    json::Value o = json::Object{};
+    // toml11 tables are unordered; sort keys for stable output.
+    std::vector<std::string> keys;
+    for (const auto& [k, e] : v.as_table()) keys.push_back(k);
+    std::sort(keys.begin(), keys.end());
+    for (const auto& k : keys) o[k] = to_json(v.as_table().at(k));
+    return o;
+  }
+  return json::Value{};
+}
+
+class HeaderReader {
+ public:
+  HeaderReader(const toml::value& doc, uint32_t offset, TestFile& t, std::vector<FormatError>& errs)
+      : doc_(doc), off_(offset), t_(t), errs_(errs) {}
+
+  void run() {
+    static const std::set<std::string> allowed = {"id",       "title",     "clauses",
+                                                  "features", "requires",  "matrix",
+                                                  "expect",   "generated", "origin"};
+    for (const auto& [k, v] : doc_.as_table())
+      if (!allowed.count(k)) err(v, "unknown key '" + k + "'");
+    t_.id = str("id", true);
+    if (doc_.contains("id")) t_.id_line = line_of(doc_.at("id"), off_);
+    if (!t_.id.empty() && !std::regex_match(t_.id, std::regex("[a-z0-9_.\\-]+")))
+      err(doc_.at("id"), "id '" + t_.id + "' may only use a-z, 0-9, '_', '.' and '-'");
+    t_.title = str("title", true);
+    t_.clauses = strs("clauses", true);
+    t_.features = strs("features", true);
+    t_.required = strs("requires", false);
+    for (const auto& f : t_.features)
+      if (!known_features().count(f)) err(doc_.at("features"), "unknown feature tag '" + f + "'");
+    if (doc_.contains("generated")) {
+      const auto& g = doc_.at("generated");
+      if (!g.is_boolean())
+        err(g, "'generated' must be true or false");
+      else
+        t_.generated = g.as_boolean();
+    }
+    if (doc_.contains("origin")) {
+      if (!doc_.at("origin").is_table())
+        err(doc_.at("origin"), "'origin' must be a table");
+      else
+        t_.origin = to_json(doc_.at("origin"));
+    }
+    matrix();
+    expect();
+  }
+
+ private:
+  void err(const toml::value& v, std::string m) {
+    errs_.push_back({line_of(v, off_), std::move(m)});
+  }
+  void err0(std::string m) { errs_.push_back({0, std::move(m)}); }
+
+  std::string str(const char* key, bool required) {
+    if (!doc_.contains(key)) {
+      if (required) err0(std::string("missing '") + key + "'");
+      return "";
+    }
+    const auto& v = doc_.at(key);
+    if (!v.is_string() || v.as_string().str.empty()) {
+      err(v, std::string("'") + key + "' must be a non-empty string");
+      return "";
+    }
+    return v.as_string().str;
+  }
+  std::vector<std::string> strs(const char* key, bool required) {
+    std::vector<std::string> out;
+    if (!doc_.contains(key)) {
+      if (required) err0(std::string("missing '") + key + "'");
+      return out;
+    }
+    const auto& v = doc_.at(key);
+    if (!v.is_array()) {
+      err(v, std::string("'") + key + "' must be an array of strings");
+      return out;
+    }
+    for (const auto& e : v.as_array()) {
+      if (!e.is_string())
+        err(v, std::string("'") + key + "' must be an array of strings");
+      else
+        out.push_back(e.as_string().str);
+    }
+    if (required && out.empty()) err(v, std::string("'") + key + "' must not be empty");
+    return out;
+  }
+
+  void matrix() {
+    std::vector<Settings> configs{Settings{}};
+    if (!doc_.contains("matrix")) {
+      t_.configs = configs;
+      return;
+    }
+    const auto& m = doc_.at("matrix");
+    if (!m.is_table()) {
+      err(m, "'matrix' must be a table");
+      t_.configs = configs;
+      return;
+    }
+    static const char* order[] = {"wave", "simd", "warps", "workgroups", "cores", "policy", "seed"};
+    for (const auto& [k, v] : m.as_table()) {
+      bool known = false;
+      for (const char* o : order) known = known || k == o;
+      if (!known) err(v, "unknown matrix key '" + k + "'");
+    }
+    for (const char* key : order) {
+      if (!m.contains(key)) continue;
+      const auto& v = m.at(key);
+      std::vector<toml::value> items;
+      if (v.is_array())
+        items = v.as_array();
+      else
+        items.push_back(v);
+      if (items.empty()) {
+        err(v, std::string("matrix '") + key + "' is empty");
+        continue;
+      }
+      std::vector<Settings> next;
+      for (const auto& base : configs) {
+        for (const auto& it : items) {
+          Settings s = base;
+          std::string k = key;
+          if (k == "policy") {
+            if (!it.is_string()) {
+              err(v, "matrix 'policy' must hold strings");
+              continue;
+            }
+            s.policy = it.as_string().str;
+          } else {
+            if (!it.is_integer() || it.as_integer() < 0 ||
+                (k != "seed" && it.as_integer() > 0xffffffffll)) {
+              err(v, "matrix '" + k + "' must hold non-negative integers");
+              continue;
+            }
+            auto n = static_cast<uint64_t>(it.as_integer());
+            if (k == "wave")
+              s.wave = static_cast<uint32_t>(n);
+            else if (k == "simd")
+              s.simd = static_cast<uint32_t>(n);
+            else if (k == "warps")
+              s.warps = static_cast<uint32_t>(n);
+            else if (k == "workgroups")
+              s.workgroups = static_cast<uint32_t>(n);
+            else if (k == "cores")
+              s.cores = static_cast<uint32_t>(n);
+            else
+              s.seed = n;
+          }
+          next.push_back(s);
+        }
+      }
+      configs = std::move(next);
+      if (configs.size() > 4096) {
+        err(v, "matrix has more than 4096 configurations");
+        configs.resize(1);
+        break;
+      }
+    }
+    if (configs.empty()) configs.push_back(Settings{});
+    t_.configs = configs;
+  }
+
+  std::optional<Expr> expr_of(const toml::value& v, const std::string& what) {
+    auto e = Expr::parse(v.as_string().str);
+    if (auto* msg = std::get_if<std::string>(&e)) {
+      err(v, what + ": " + *msg);
+      return std::nullopt;
+    }
+    return std::get<Expr>(std::move(e));
+  }
+
+  void expect() {
+    if (!doc_.contains("expect")) {
+      err0("missing [expect]: a test must state its expected outcome");
+      return;
+    }
+    const auto& e = doc_.at("expect");
+    if (!e.is_table()) {
+      err(e, "'expect' must be a table");
+      return;
+    }
+    t_.expect.raw = to_json(e);
+    for (const auto& [k, v] : e.as_table())
+      if (k != "status" && k != "event" && k != "line" && k != "buffers")
+        err(v, "unknown key 'expect." + k + "'");
+    if (!e.contains("status") || !e.at("status").is_string()) {
+      err(e,
+          "expect.status is required (completed, trapped, deadlock, livelock, step_limit, paused, "
+          "rejected)");
+      return;
+    }
+    auto& X = t_.expect;
+    X.status = e.at("status").as_string().str;
+    if (!known_statuses().count(X.status)) err(e.at("status"), "unknown status '" + X.status + "'");
+    if (e.contains("line")) {
+      const auto& l = e.at("line");
+      if (!l.is_integer() || l.as_integer() < 1)
+        err(l, "expect.line must be a positive integer");
+      else
+        X.line = static_cast<uint32_t>(l.as_integer());
+      if (X.status != "rejected") err(l, "expect.line is only for status = \"rejected\"");
+    }
+    if (e.contains("event")) {
+      const auto& ev = e.at("event");
+      if (!ev.is_table()) {
+        err(ev, "expect.event must be a table");
+      } else {
+        for (const auto& [k, v] : ev.as_table()) {
+          if (k == "name") {
+            if (!v.is_string())
+              err(v, "expect.event.name must be a string");
+            else
+              X.event_name = v.as_string().str;
+          } else if (k == "space") {
+            if (!v.is_string())
+              err(v, "expect.event.space must be a string");
+            else
+              X.event_fields.push_back({k, std::nullopt, std::nullopt, v.as_string().str});
+          } else if (k == "warp" || k == "pc" || k == "lane" || k == "addr") {
+            EventField f{k, std::nullopt, std::nullopt, ""};
+            if (v.is_integer())
+              f.value = v.as_integer();
+            else if (v.is_string())
+              f.expr = expr_of(v, "expect.event." + k);
+            else
+              err(v, "expect.event." + k + " must be an integer or an expression string");
+            X.event_fields.push_back(std::move(f));
+          } else {
+            err(v, "unknown key 'expect.event." + k + "'");
+          }
+        }
+        if (!X.event_name) err(ev, "expect.event needs 'name'");
+        if (X.status != "trapped") err(ev, "expect.event is only for status = \"trapped\"");
+      }
+    }
+    if (e.contains("buffers")) {
+      const auto& bufs = e.at("buffers");
+      if (!bufs.is_table()) {
+        err(bufs, "expect.buffers must be a table of tables");
+      } else {
+        std::vector<std::string> names;
+        for (const auto& [k, v] : bufs.as_table()) names.push_back(k);
+        std::sort(names.begin(), names.end());
+        for (const auto& name : names) {
+          const auto& b = bufs.as_table().at(name);
+          BufferExpect be;
+          be.name = name;
+          if (!b.is_table()) {
+            err(b, "expect.buffers." + name + " must be a table with 'values' or 'each'");
+            continue;
+          }
+          for (const auto& [k, v] : b.as_table())
+            if (k != "values" && k != "each")
+              err(v, "unknown key 'expect.buffers." + name + "." + k + "'");
+          if (b.contains("values") == b.contains("each")) {
+            err(b, "expect.buffers." + name + " needs exactly one of 'values' and 'each'");
+            continue;
+          }
+          if (b.contains("values")) {
+            const auto& vals = b.at("values");
+            if (!vals.is_array()) {
+              err(vals, "expect.buffers." + name + ".values must be an array of integers");
+              continue;
+            }
+            std::vector<int64_t> out;
+            for (const auto& x : vals.as_array()) {
+              if (!x.is_integer())
+                err(vals, "expect.buffers." + name + ".values must be integers");
+              else
+                out.push_back(x.as_integer());
+            }
+            be.values = std::move(out);
+          } else {
+            const auto& each = b.at("each");
+            if (!each.is_string()) {
+              err(each, "expect.buffers." + name + ".each must be an expression string");
+              continue;
+            }
+            be.each = expr_of(each, "expect.buffers." + name + ".each");
+            if (!be.each) continue;
+          }
+          X.buffers.push_back(std::move(be));
+        }
+      }
+    }
+    // format.expect.nonempty
+    if (X.status == "completed" && X.buffers.empty())
+      err(e, "a test expecting completed must check at least one buffer ([expect.buffers.NAME])");
+    if (X.status == "trapped" && !X.event_name)
+      err(e, "a test expecting trapped must name the event ([expect.event] name = ...)");
+  }
+
+  const toml::value& doc_;
+  uint32_t off_;
+  TestFile& t_;
+  std::vector<FormatError>& errs_;
+};
+
+}  // namespace
+
+std::variant<TestFile, std::vector<FormatError>, NotATest> parse_test(const std::string& path,
+                                                                      const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line)) return NotATest{};
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.rfind(kMagic, 0) != 0) return NotATest{};
+  std::vector<FormatError> errs;
+  std::string version = line.substr(std::string(kMagic).size());
+  while (!version.empty() && version.front() == ' ') version.erase(version.begin());
+  if (version != "1") {
+    errs.push_back(
+        {1, "unsupported test format version '" + version + "' (this simtspec reads 1)"});
+    return errs;
+  }
+  TestFile t;
+  t.path = path;
+  t.source = text;
+  std::string toml_text;
+  uint32_t n = 1;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] != ';') break;
+    ++n;
+    std::string body = line.substr(1);
+    if (!body.empty() && body[0] == ' ') body.erase(0, 1);
+    toml_text += body + "\n";
+  }
+  t.header_lines = n;
+  toml::value doc;
+  try {
+    std::istringstream tin(toml_text);
+    doc = toml::parse(tin, path);
+  } catch (const std::exception& e) {
+    // toml11 messages carry "line N" relative to the header text; keep the text.
+    std::string msg = e.what();
+    std::smatch m;
+    uint32_t ln = 0;
+    if (std::regex_search(msg, m, std::regex(R"(-->\s*\S+\s*\n\s*\|\s*\n\s*(\d+)\s*\|)")) ||
+        std::regex_search(msg, m, std::regex(R"(line\s+(\d+))")))
+      ln = static_cast<uint32_t>(std::stoul(m[1].str())) + 1;
+    std::string first = msg.substr(0, msg.find('\n'));
+    errs.push_back({ln, "header is not valid TOML: " + first});
+    return errs;
+  }
+  HeaderReader(doc, 1, t, errs).run();
+  if (!errs.empty()) return errs;
+  return t;
+}
+
+std::vector<std::string> discover(const std::vector<std::string>& paths, std::string& error) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      for (auto it = fs::recursive_directory_iterator(p, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file() && it->path().extension() == ".simt")
+          out.push_back(it->path().string());
+    } else if (fs::is_regular_file(p, ec)) {
+      out.push_back(p);
+    } else {
+      error = "no such file or directory: " + p;
+      return {};
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace simt::harness

@@ -1,0 +1,81 @@
+// Conformance test files (spec/testformat.md): header parsing, matrix expansion,
+// discovery.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "expr.h"
+#include "json.h"
+
+namespace simt::harness {
+
+// Launch settings a matrix entry overrides (format.matrix).
+struct Settings {
+  std::optional<uint32_t> wave, simd, warps, workgroups, cores;
+  std::optional<std::string> policy;
+  std::optional<uint64_t> seed;
+  std::string key() const;  // "wave=32,policy=random"
+  json::Value to_json() const;
+};
+
+struct BufferExpect {
+  std::string name;
+  std::optional<std::vector<int64_t>> values;
+  std::optional<Expr> each;
+};
+
+// An event field: an integer, an expression, or (for space) a string.
+struct EventField {
+  std::string key;
+  std::optional<int64_t> value;
+  std::optional<Expr> expr;
+  std::string text;  // for `space`
+};
+
+struct Expectation {
+  std::string status;  // an outcome status or "rejected"
+  std::optional<std::string> event_name;
+  std::vector<EventField> event_fields;
+  std::optional<uint32_t> line;  // rejected: expected line of the first error
+  std::vector<BufferExpect> buffers;
+  json::Value raw;  // as written, for reports
+};
+
+struct TestFile {
+  std::string path;
+  std::string source;  // the whole file
+  uint32_t header_lines = 0;
+  std::string id, title;
+  std::vector<std::string> clauses, features, required;
+  std::vector<Settings> configs;  // the expanded matrix (at least one)
+  Expectation expect;
+  bool generated = false;
+  json::Value origin;
+  uint32_t id_line = 0;  // line of the id key, for duplicate reports
+};
+
+struct FormatError {
+  uint32_t line = 0;  // 0: the file as a whole
+  std::string message;
+};
+
+struct NotATest {};
+
+inline constexpr const char* kMagic = "; simtspec-test";
+const std::set<std::string>& known_features();
+const std::set<std::string>& known_statuses();
+
+// Parses a test file. Checks the header's shape and expressions; clause ids and
+// cross-file uniqueness are checked by lint (they need the spec and the suite).
+std::variant<TestFile, std::vector<FormatError>, NotATest> parse_test(const std::string& path,
+                                                                      const std::string& text);
+
+// Every *.simt file under the paths (files are taken as given), sorted.
+std::vector<std::string> discover(const std::vector<std::string>& paths, std::string& error);
+
+}  // namespace simt::harness

@@ -1,0 +1,378 @@
+#include "harness.h"
+
+#include <fnmatch.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "compare.h"
+#include "host/host.h"
+#include "reference.h"
+#include "text/parser.h"
+
+namespace simt::harness {
+
+namespace fs = std::filesystem;
+using runners::RunResult;
+
+std::map<std::string, ClauseInfo> load_clauses(const std::string& spec_dir) {
+  std::map<std::string, ClauseInfo> out;
+  std::regex def(R"(^\*\*\[([a-z0-9_]+(\.[a-z0-9_]+)+)\]\*\*\s*(.*))");
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(spec_dir, ec))
+    if (e.path().extension() == ".md") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (std::regex_search(line, m, def)) {
+        std::string text = m[3].str();
+        if (text.size() > 160) text = text.substr(0, 157) + "...";
+        out.emplace(m[1].str(), ClauseInfo{f.filename().string(), text});
+      }
+    }
+  }
+  return out;
+}
+
+std::string find_spec_dir(const std::string& hint, const std::string& start) {
+  if (!hint.empty()) return hint;
+  std::error_code ec;
+  fs::path p = fs::absolute(start.empty() ? "." : start, ec);
+  if (!fs::is_directory(p, ec)) p = p.parent_path();
+  for (; !p.empty(); p = p.parent_path()) {
+    if (fs::exists(p / "spec" / "README.md", ec)) return (p / "spec").string();
+    if (p == p.parent_path()) break;
+  }
+  return std::string(SIMT_SOURCE_DIR) + "/spec";
+}
+
+Suite load_suite(const std::vector<std::string>& files) {
+  Suite s;
+  for (const auto& f : files) {
+    std::string text, err;
+    if (!host::read_file(f, text, err)) {
+      s.bad[f].push_back({0, err});
+      continue;
+    }
+    auto r = parse_test(f, text);
+    if (std::holds_alternative<NotATest>(r))
+      s.not_tests.push_back(f);
+    else if (auto* errs = std::get_if<std::vector<FormatError>>(&r))
+      s.bad[f] = *errs;
+    else
+      s.tests.push_back(std::get<TestFile>(std::move(r)));
+  }
+  return s;
+}
+
+bool glob_match(const std::string& pattern, const std::string& text) {
+  return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+bool matches_xfail(const std::vector<std::string>& globs, const std::string& id,
+                   const std::string& key) {
+  for (const auto& g : globs) {
+    auto at = g.find('@');
+    if (at == std::string::npos) {
+      if (glob_match(g, id)) return true;
+    } else if (glob_match(g.substr(0, at), id) && glob_match(g.substr(at + 1), key)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<Case> select(const Suite& s, const Options& o) {
+  std::vector<Case> all;
+  for (const auto& t : s.tests) {
+    // A filter with '@' selects configurations: "id-glob@config-key-glob".
+    const bool by_config = o.filter.find('@') != std::string::npos;
+    if (!o.filter.empty() && !by_config && !glob_match(o.filter, t.id)) continue;
+    if (!o.features.empty()) {
+      bool any = false;
+      for (const auto& f : t.features) any = any || o.features.count(f);
+      if (!any) continue;
+    }
+    for (const auto& c : t.configs)
+      if (!by_config || glob_match(o.filter, t.id + "@" + c.key())) all.push_back({&t, c});
+  }
+  std::vector<Case> out;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (o.shard_count <= 1 || i % o.shard_count == o.shard_index) out.push_back(all[i]);
+  return out;
+}
+
+bool Summary::ok() const {
+  auto n = [&](const char* k) { return counts.count(k) ? counts.at(k) : 0; };
+  return n("fail") == 0 && n("error") == 0 && n("xpass") == 0;
+}
+
+json::Value Summary::to_json() const {
+  json::Value v;
+  v["total"] = static_cast<uint64_t>(total);
+  for (const char* k : {"pass", "fail", "unsupported", "error", "xfail", "xpass"})
+    v[k] = static_cast<uint64_t>(counts.count(k) ? counts.at(k) : 0);
+  return v;
+}
+
+namespace {
+
+json::Value result_json(const RunResult& r) {
+  if (r.kind == RunResult::Kind::Outcome) return model::to_json(r.outcome);
+  json::Value v;
+  v["status"] = r.kind == RunResult::Kind::Rejected ? "rejected" : "error";
+  v["message"] = r.message;
+  if (r.line) v["line"] = *r.line;
+  return v;
+}
+
+std::string shell_quote(const std::string& s) {
+  if (s.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-=,:@") ==
+      std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// What the reference knows about a configuration before anything runs.
+struct Prepared {
+  runners::RunConfig config;
+  Layout layout;
+  std::vector<std::string> needs;  // format.requires
+  bool loads = false;
+};
+
+Prepared prepare(const Case& c, const Options& o) {
+  Prepared p;
+  const TestFile& t = *c.test;
+  host::LoadOptions opt;
+  const Settings& s = c.settings;
+  opt.cli.wave = s.wave;
+  opt.cli.simd = s.simd;
+  opt.cli.warps = s.warps;
+  opt.cli.workgroups = s.workgroups;
+  opt.cli.cores = s.cores;
+  if (s.policy) {
+    if (auto pol = exec::find_policy(*s.policy)) opt.cli.policy = *pol;
+  }
+  opt.cli.seed = s.seed;
+  auto parsed = text::parse(t.source);
+  if (!parsed.program.launch.max_steps.value) opt.cli.max_steps = o.max_steps;
+  std::set<std::string> mnemonics;
+  exec::LaunchConfig cfg;
+  auto loaded = host::load(t.source, opt);
+  if (loaded.loaded) {
+    p.loads = true;
+    cfg = loaded.loaded->config;
+    for (const auto& b : loaded.loaded->program->buffers)
+      if (b.mode != syntax::BufferMode::In) p.layout.buffer_len[b.name] = b.count;
+    for (const auto& st : loaded.loaded->expanded.stmts)
+      if (st.kind == syntax::StmtKind::Instr)
+        mnemonics.insert(std::string(isa::info(st.op).mnemonic));
+  } else {
+    // Rejected programs: take what configuration the text gives, if it parses.
+    syntax::Diagnostics ignore;
+    cfg = host::resolve_config(parsed.program.launch, opt, ignore);
+    for (const auto& st : parsed.program.stmts)
+      if (st.kind == syntax::StmtKind::Instr)
+        mnemonics.insert(std::string(isa::info(st.op).mnemonic));
+  }
+  p.config = runners::run_config(cfg);
+  if (s.policy) p.config.policy = *s.policy;  // an unknown name must reach the runner as written
+  p.layout.wave = cfg.wave;
+  p.layout.simd = cfg.simd_width();
+  p.layout.warps = cfg.warps;
+  p.layout.workgroups = cfg.workgroups;
+  p.layout.cores = cfg.cores;
+  // A configuration outside the architecture's limits is something to reject, not
+  // a capability to have: then only `validate` is needed (format.requires).
+  if (!exec::check(cfg) && exec::find_policy(p.config.policy)) {
+    p.needs.push_back("wave:" + std::to_string(p.config.wave));
+    p.needs.push_back("simd:" + std::to_string(p.config.simd));
+    p.needs.push_back("warps:" + std::to_string(uint64_t{p.config.warps} * p.config.workgroups));
+    p.needs.push_back("policy:" + p.config.policy);
+  }
+  for (const auto& f : t.features) p.needs.push_back("feature:" + f);
+  for (const auto& m : mnemonics) p.needs.push_back("instr:" + m);
+  if (t.expect.status == "rejected") p.needs.push_back("validate");
+  if (t.expect.status == "livelock") p.needs.push_back("livelock");
+  for (const auto& r : t.required) p.needs.push_back(r);
+  return p;
+}
+
+std::string reproduce(const Case& c, const Options& o, bool reference) {
+  const Settings& s = c.settings;
+  if (!reference) {
+    return shell_quote(o.simtspec) + " test " + shell_quote(c.test->path) + " --runner " +
+           shell_quote(o.runner_arg) + " --filter " +
+           shell_quote(c.test->id + "@" + c.settings.key());
+  }
+  std::string cmd = shell_quote(o.simtspec) + " run " + shell_quote(c.test->path);
+  if (s.wave) cmd += " --wave " + std::to_string(*s.wave);
+  if (s.simd) cmd += " --simd " + std::to_string(*s.simd);
+  if (s.warps) cmd += " --warps " + std::to_string(*s.warps);
+  if (s.workgroups) cmd += " --workgroups " + std::to_string(*s.workgroups);
+  if (s.cores) cmd += " --cores " + std::to_string(*s.cores);
+  if (s.policy) cmd += " --policy " + shell_quote(*s.policy);
+  if (s.seed) cmd += " --seed " + std::to_string(*s.seed);
+  return cmd + " --trace";
+}
+
+json::Value base_record(const TestFile& t, const Settings& s) {
+  json::Value r;
+  r["id"] = t.id;
+  r["title"] = t.title;
+  r["file"] = t.path;
+  r["config_key"] = s.key();
+  json::Array cl, fe;
+  for (const auto& c : t.clauses) cl.emplace_back(c);
+  for (const auto& f : t.features) fe.emplace_back(f);
+  r["clauses"] = cl;
+  r["features"] = fe;
+  return r;
+}
+
+json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
+  auto t0 = std::chrono::steady_clock::now();
+  const TestFile& t = *c.test;
+  json::Value rec = base_record(t, c.settings);
+  Prepared p = prepare(c, o);
+  rec["config"] = p.config.to_json();
+  rec["expected"] = t.expect.raw;
+  rec["source"] = t.source;
+  auto finish = [&](const std::string& status, const std::string& message) {
+    bool xf = matches_xfail(runner.xfail(), t.id, c.settings.key());
+    std::string st = status;
+    std::string msg = message;
+    if (xf && status == "fail") st = "xfail";
+    if (xf && status == "pass") {
+      st = "xpass";
+      msg = "passed, but the runner lists it as an expected failure";
+    }
+    rec["status"] = st;
+    if (!msg.empty()) rec["message"] = msg;
+    rec["reproduce"] = reproduce(c, o, runner.is_reference());
+    rec["duration_ms"] =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return rec;
+  };
+  if (auto miss = runner.capabilities().missing(p.needs)) {
+    rec["checks"] = 0;
+    return finish("unsupported", "the runner lacks " + *miss);
+  }
+  runners::RunRequest req;
+  req.program = t.source;
+  req.config = p.config;
+  RunResult actual = runner.run(req);
+  if (!actual.stderr_text.empty()) rec["stderr"] = actual.stderr_text.substr(0, 16384);
+  if (actual.kind == RunResult::Kind::Error) {
+    rec["checks"] = 0;
+    rec["actual"] = result_json(actual);
+    return finish("error", actual.message);
+  }
+  rec["actual"] = result_json(actual);
+  Verdict v = check_expectation(t.expect, actual, p.layout);
+  size_t checks = v.checks;
+  bool reference_compared = false;
+  if (v.ok && o.differential && !runner.is_reference()) {
+    RunResult ref = runners::run_reference(req);
+    rec["reference"] = result_json(ref);
+    Verdict d = compare_with_reference(ref, actual, p.layout);
+    checks += d.checks;
+    reference_compared = true;
+    if (!d.ok) v = d;
+  }
+  rec["checks"] = static_cast<uint64_t>(checks);
+  if (!v.ok) {
+    if (!v.first_diff.is_null()) rec["first_diff"] = v.first_diff;
+    // Traces of the failing configuration: the reference's, and the runner's if it can.
+    runners::RunRequest traced = req;
+    traced.trace = true;
+    RunResult ref_t = runners::run_reference(traced);
+    json::Array tr;
+    for (const auto& l : ref_t.trace) tr.emplace_back(l);
+    rec["reference_trace"] = tr;
+    if (!runner.is_reference() && runner.capabilities().extras.count("trace")) {
+      RunResult mine = runner.run(traced);
+      json::Array rt;
+      for (const auto& l : mine.trace) rt.emplace_back(l);
+      rec["trace"] = rt;
+    } else if (runner.is_reference()) {
+      rec["trace"] = tr;
+    }
+    return finish("fail", v.message);
+  }
+  (void)reference_compared;
+  if (checks == 0) return finish("error", "the test compared nothing (format.expect.nonempty)");
+  if (!v.vacuous.empty()) return finish("error", v.vacuous + " (format.expect.nonempty)");
+  return finish("pass", "");
+}
+
+json::Value bad_file_record(const std::string& path, const std::vector<FormatError>& errs) {
+  json::Value rec;
+  rec["id"] = path;
+  rec["title"] = "malformed test file";
+  rec["file"] = path;
+  rec["config_key"] = "";
+  rec["clauses"] = json::Array{};
+  rec["features"] = json::Array{};
+  rec["status"] = "error";
+  std::string msg;
+  for (const auto& e : errs) msg += path + ":" + std::to_string(e.line) + ": " + e.message + "\n";
+  rec["message"] = msg;
+  rec["checks"] = 0;
+  return rec;
+}
+
+}  // namespace
+
+Summary run(runners::Runner& runner, const Suite& suite, const std::vector<Case>& cases,
+            const Options& o, const ResultSink& sink) {
+  Summary sum;
+  std::mutex mu;
+  auto emit = [&](const json::Value& rec) {
+    std::lock_guard<std::mutex> g(mu);
+    ++sum.total;
+    ++sum.counts[rec.find("status")->as_string()];
+    sink(rec);
+  };
+  if (o.shard_index == 0)  // malformed files are reported once, by shard 0
+    for (const auto& [path, errs] : suite.bad)
+      if (o.filter.empty() || glob_match(o.filter, path)) emit(bad_file_record(path, errs));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < cases.size();) {
+      json::Value rec;
+      try {
+        rec = run_case(runner, cases[i], o);
+      } catch (const std::exception& e) {
+        rec = base_record(*cases[i].test, cases[i].settings);
+        rec["status"] = "error";
+        rec["message"] = std::string("harness error: ") + e.what();
+        rec["checks"] = 0;
+      }
+      emit(rec);
+    }
+  };
+  uint32_t jobs = std::max<uint32_t>(
+      1, std::min<uint32_t>(o.jobs, static_cast<uint32_t>(std::max<size_t>(1, cases.size()))));
+  std::vector<std::thread> threads;
+  for (uint32_t j = 1; j < jobs; ++j) threads.emplace_back(worker);
+  worker();
+  for (auto& th : threads) th.join();
+  return sum;
+}
+
+}  // namespace simt::harness

@@ -1,0 +1,79 @@
+// The conformance harness (spec/runner.md, runner.harness): selects test
+// configurations, runs them on a runner, compares, and streams result records
+// (spec/results.md, results.record) to a sink.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "format.h"
+#include "json.h"
+#include "runner.h"
+
+namespace simt::harness {
+
+// Clause ids defined in a spec folder (paragraphs starting with **[id]**), with
+// their chapter file and first words.
+struct ClauseInfo {
+  std::string file;
+  std::string text;
+};
+std::map<std::string, ClauseInfo> load_clauses(const std::string& spec_dir);
+// The spec folder: `hint` if given, else the first spec/ found above `start`, else
+// the one simtspec was built from.
+std::string find_spec_dir(const std::string& hint, const std::string& start);
+
+struct Suite {
+  std::vector<TestFile> tests;
+  // Files that are not valid tests: path -> problems (format.lint).
+  std::map<std::string, std::vector<FormatError>> bad;
+  std::vector<std::string> not_tests;  // .simt files without a test header
+};
+Suite load_suite(const std::vector<std::string>& files);
+
+struct Options {
+  std::string filter;              // glob on the test id (empty: all)
+  std::set<std::string> features;  // keep tests having any of these (empty: all)
+  uint32_t jobs = 1;
+  uint32_t shard_index = 0, shard_count = 1;
+  bool differential = true;  // compare non-reference runners with the reference
+  // Step limit for programs without a .max_steps directive (format.matrix), so that
+  // an implementation that runs away costs little.
+  uint64_t max_steps = 1'000'000;
+  std::string simtspec = "simtspec";     // how reproduce commands name the program
+  std::string runner_arg = "reference";  // the --runner argument, for reproduce commands
+};
+
+struct Case {
+  const TestFile* test = nullptr;
+  Settings settings;
+};
+
+// The selected configurations, in suite order (file, then matrix order), after
+// filter, features and shard (the i-th configuration goes to shard i mod count).
+std::vector<Case> select(const Suite& s, const Options& o);
+
+struct Summary {
+  std::map<std::string, size_t> counts;  // status -> number
+  size_t total = 0;
+  bool ok() const;  // no fail, error or xpass
+  json::Value to_json() const;
+};
+
+using ResultSink = std::function<void(const json::Value& record)>;
+
+// Runs the cases (with `jobs` threads); calls `sink` once per result, from one
+// thread at a time, in completion order. Records for malformed files are emitted
+// first.
+Summary run(runners::Runner& runner, const Suite& suite, const std::vector<Case>& cases,
+            const Options& o, const ResultSink& sink);
+
+// runner.toml xfail: glob over "id" or "id@config_key".
+bool matches_xfail(const std::vector<std::string>& globs, const std::string& id,
+                   const std::string& key);
+bool glob_match(const std::string& pattern, const std::string& text);
+
+}  // namespace simt::harness

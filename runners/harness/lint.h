@@ -1,0 +1,20 @@
+// `simtspec lint` (spec/testformat.md, format.lint).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace simt::harness {
+
+struct LintIssue {
+  std::string file;
+  uint32_t line = 0;
+  std::string message;
+};
+
+std::vector<LintIssue> lint(const Suite& suite, const std::map<std::string, ClauseInfo>& clauses);
+
+}  // namespace simt::harness

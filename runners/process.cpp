@@ -1,0 +1,387 @@
+#include "process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <toml.hpp>
+
+#include "protocol.h"
+
+extern char** environ;
+
+namespace simt::runners {
+
+namespace fs = std::filesystem;
+
+std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& text,
+                                                          const std::string& file) {
+  ProcessSpec s;
+  s.file = file;
+  try {
+    std::istringstream in(text);
+    const auto doc = toml::parse(in, file);
+    static const std::set<std::string> keys = {"name",       "version", "command", "args",
+                                               "persistent", "timeout", "xfail",   "capabilities"};
+    for (const auto& [k, v] : doc.as_table())
+      if (!keys.count(k)) return file + ": unknown key '" + k + "'";
+    auto str = [&](const char* k, bool req) -> std::optional<std::string> {
+      if (!doc.contains(k)) {
+        if (req) throw std::runtime_error(std::string("missing '") + k + "'");
+        return std::nullopt;
+      }
+      return toml::find<std::string>(doc, k);
+    };
+    s.name = *str("name", true);
+    s.version = str("version", false).value_or("");
+    std::string cmd = *str("command", true);
+    if (cmd.find('/') != std::string::npos && !fs::path(cmd).is_absolute())
+      cmd = (fs::path(file).parent_path() / cmd).lexically_normal().string();
+    s.command = cmd;
+    if (doc.contains("args")) s.args = toml::find<std::vector<std::string>>(doc, "args");
+    if (doc.contains("persistent")) s.persistent = toml::find<bool>(doc, "persistent");
+    if (doc.contains("timeout")) {
+      const auto& t = doc.at("timeout");
+      s.timeout = t.is_integer() ? static_cast<double>(t.as_integer()) : toml::get<double>(t);
+      if (!(s.timeout > 0 && s.timeout <= 3600))
+        return file + ": timeout must be in (0, 3600] seconds";
+    }
+    if (doc.contains("xfail")) s.xfail = toml::find<std::vector<std::string>>(doc, "xfail");
+    if (!doc.contains("capabilities")) return file + ": missing [capabilities]";
+    const auto& c = doc.at("capabilities");
+    static const std::set<std::string> ckeys = {"waves",    "simds",        "max_warps", "policies",
+                                                "features", "instructions", "extras"};
+    for (const auto& [k, v] : c.as_table())
+      if (!ckeys.count(k)) return file + ": unknown key 'capabilities." + k + "'";
+    for (auto w : toml::find<std::vector<int64_t>>(c, "waves"))
+      s.caps.waves.insert(static_cast<uint32_t>(w));
+    if (c.contains("simds"))
+      for (auto w : toml::find<std::vector<int64_t>>(c, "simds"))
+        s.caps.simds.insert(static_cast<uint32_t>(w));
+    else
+      s.caps.simds = s.caps.waves;
+    if (c.contains("max_warps"))
+      s.caps.max_warps = static_cast<uint32_t>(toml::find<int64_t>(c, "max_warps"));
+    if (c.contains("policies"))
+      for (auto& p : toml::find<std::vector<std::string>>(c, "policies")) s.caps.policies.insert(p);
+    else
+      s.caps.policies = {"round_robin"};
+    for (auto& f : toml::find<std::vector<std::string>>(c, "features")) s.caps.features.insert(f);
+    if (c.contains("instructions")) {
+      const auto& i = c.at("instructions");
+      if (i.is_string()) {
+        if (i.as_string().str != "all")
+          return file + ": capabilities.instructions must be \"all\" or an array";
+      } else {
+        s.caps.all_instructions = false;
+        for (auto& m : toml::get<std::vector<std::string>>(i)) s.caps.instructions.insert(m);
+      }
+    }
+    if (c.contains("extras"))
+      for (auto& x : toml::find<std::vector<std::string>>(c, "extras")) s.caps.extras.insert(x);
+  } catch (const std::exception& e) {
+    std::string m = e.what();
+    return file + ": " + m.substr(0, m.find('\n'));
+  }
+  return s;
+}
+
+std::variant<ProcessSpec, std::string> load_process_spec(const std::string& file) {
+  std::ifstream f(file);
+  if (!f) return "cannot open runner description '" + file + "'";
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_process_spec(ss.str(), file);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kMaxStderr = 64 * 1024;
+
+// One child process with pipes to its stdin, stdout and stderr.
+class Child {
+ public:
+  ~Child() { kill_now(); }
+
+  // Starts the process; an error message on failure.
+  std::optional<std::string> start(const ProcessSpec& spec) {
+    int in[2], out[2], err[2];
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+      return std::string("pipe: ") + std::strerror(errno);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    std::vector<std::string> argv_s{spec.command};
+    for (const auto& a : spec.args) argv_s.push_back(a);
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int rc = posix_spawnp(&pid_, spec.command.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(in[0]);
+    ::close(out[1]);
+    ::close(err[1]);
+    in_ = in[1];
+    out_ = out[0];
+    err_ = err[0];
+    if (rc != 0) {
+      pid_ = -1;
+      close_fds();
+      return "cannot start '" + spec.command + "': " + std::strerror(rc);
+    }
+    fcntl(out_, F_SETFL, O_NONBLOCK);
+    fcntl(err_, F_SETFL, O_NONBLOCK);
+    return std::nullopt;
+  }
+
+  bool alive() const { return pid_ > 0; }
+
+  bool write_all(const std::string& s) {
+    size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = ::write(in_, s.data() + off, s.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      off += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  enum class Read { Line, Eof, Timeout };
+  // Reads one line from stdout (collecting stderr meanwhile) before the deadline.
+  Read read_line(std::string& line, Clock::time_point deadline) {
+    for (;;) {
+      size_t nl = buf_.find('\n');
+      if (nl != std::string::npos) {
+        line = buf_.substr(0, nl);
+        buf_.erase(0, nl + 1);
+        return Read::Line;
+      }
+      if (out_ < 0) return Read::Eof;
+      auto now = Clock::now();
+      if (now >= deadline) return Read::Timeout;
+      int ms = static_cast<int>(
+                   std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) +
+               1;
+      pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
+      int n = ::poll(fds, err_ >= 0 ? 2 : 1, ms);
+      if (n < 0 && errno == EINTR) continue;
+      if (err_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP))) drain(err_, stderr_, true);
+      if (fds[0].revents & (POLLIN | POLLHUP)) drain(out_, buf_, false);
+    }
+  }
+
+  // Collects whatever stderr is available without waiting long.
+  void collect_stderr(int ms) {
+    if (err_ < 0) return;
+    auto deadline = Clock::now() + std::chrono::milliseconds(ms);
+    while (err_ >= 0 && Clock::now() < deadline) {
+      pollfd fd{err_, POLLIN, 0};
+      if (::poll(&fd, 1, 10) <= 0) break;
+      drain(err_, stderr_, true);
+    }
+  }
+
+  std::string take_stderr() {
+    std::string s = std::move(stderr_);
+    stderr_.clear();
+    return s;
+  }
+
+  // Waits for the process to end (up to ms), then kills it; describes how it ended.
+  std::string finish(int ms) {
+    if (pid_ <= 0) return "";
+    if (in_ >= 0) ::close(in_), in_ = -1;
+    int status = 0;
+    auto deadline = Clock::now() + std::chrono::milliseconds(ms);
+    for (;;) {
+      pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) break;
+      if (r < 0) {
+        pid_ = -1;
+        close_fds();
+        return "";
+      }
+      if (Clock::now() >= deadline) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        close_fds();
+        return "killed after the deadline";
+      }
+      collect_stderr(10);
+    }
+    pid_ = -1;
+    collect_stderr(0);
+    close_fds();
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status))
+      return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+             strsignal(WTERMSIG(status)) + ")";
+    return "ended";
+  }
+
+  void kill_now() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int st;
+      ::waitpid(pid_, &st, 0);
+      pid_ = -1;
+    }
+    close_fds();
+  }
+
+ private:
+  void drain(int& fd, std::string& into, bool limited) {
+    char tmp[8192];
+    for (;;) {
+      ssize_t n = ::read(fd, tmp, sizeof tmp);
+      if (n > 0) {
+        if (!limited || into.size() < kMaxStderr) into.append(tmp, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) ::close(fd), fd = -1;  // end of stream
+      return;
+    }
+  }
+  void close_fds() {
+    for (int* fd : {&in_, &out_, &err_})
+      if (*fd >= 0) ::close(*fd), *fd = -1;
+  }
+
+  pid_t pid_ = -1;
+  int in_ = -1, out_ = -1, err_ = -1;
+  std::string buf_, stderr_;
+};
+
+class ProcessRunner final : public Runner {
+ public:
+  explicit ProcessRunner(ProcessSpec s) : spec_(std::move(s)) {
+    // A child that dies while we write must not kill the harness with SIGPIPE.
+    ::signal(SIGPIPE, SIG_IGN);
+  }
+  ~ProcessRunner() override { shutdown(); }
+
+  std::string name() const override { return spec_.name; }
+  std::string version() const override { return spec_.version; }
+  std::string command() const override {
+    std::string c = spec_.command;
+    for (const auto& a : spec_.args) c += " " + a;
+    return c;
+  }
+  const Capabilities& capabilities() const override { return spec_.caps; }
+  std::vector<std::string> xfail() const override { return spec_.xfail; }
+
+  RunResult run(const RunRequest& req) override {
+    std::unique_ptr<Child> child = take_idle();
+    if (child) {
+      // A kept-alive process may have died since its last answer; then the run
+      // is retried once on a fresh process rather than blamed on this test.
+      RunResult r = attempt(req, std::move(child));
+      if (!(r.kind == RunResult::Kind::Error && r.message.rfind(kEndedEarly, 0) == 0)) return r;
+    }
+    return attempt(req, nullptr);
+  }
+
+ private:
+  static constexpr const char* kEndedEarly = "the process ended without answering";
+
+  RunResult attempt(const RunRequest& req, std::unique_ptr<Child> child) {
+    RunResult r;
+    if (!child) {
+      child = std::make_unique<Child>();
+      if (auto err = child->start(spec_)) {
+        r.message = *err;
+        return r;
+      }
+    }
+    int64_t id;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      id = ++next_id_;
+    }
+    auto deadline =
+        Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(spec_.timeout * 1000));
+    std::string line;
+    Child::Read got = Child::Read::Eof;
+    if (child->write_all(request_line(req, id))) got = child->read_line(line, deadline);
+    if (got == Child::Read::Line) {
+      r = parse_response_line(line, id);
+      child->collect_stderr(0);
+      r.stderr_text = child->take_stderr();
+      if (r.kind == RunResult::Kind::Error) {
+        child->kill_now();  // a violating process is not reused
+      } else if (spec_.persistent) {
+        give_back(std::move(child));
+      } else {
+        child->write_all(shutdown_line());
+        child->finish(1000);
+      }
+      return r;
+    }
+    if (got == Child::Read::Timeout) {
+      child->kill_now();
+      r.message =
+          "timeout: no answer within " + std::to_string(spec_.timeout) + " s (process killed)";
+      r.stderr_text = child->take_stderr();
+      return r;
+    }
+    std::string how = child->finish(1000);
+    r.message = kEndedEarly + (how.empty() ? "" : ": " + how);
+    r.stderr_text = child->take_stderr();
+    return r;
+  }
+
+ public:
+  void shutdown() override {
+    std::vector<std::unique_ptr<Child>> idle;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      idle.swap(idle_);
+    }
+    for (auto& c : idle) {
+      c->write_all(shutdown_line());
+      c->finish(2000);
+    }
+  }
+
+ private:
+  std::unique_ptr<Child> take_idle() {
+    std::lock_guard<std::mutex> g(mu_);
+    if (idle_.empty()) return nullptr;
+    auto c = std::move(idle_.back());
+    idle_.pop_back();
+    return c;
+  }
+  void give_back(std::unique_ptr<Child> c) {
+    std::lock_guard<std::mutex> g(mu_);
+    idle_.push_back(std::move(c));
+  }
+
+  ProcessSpec spec_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Child>> idle_;
+  int64_t next_id_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Runner> make_process_runner(ProcessSpec spec) {
+  return std::make_unique<ProcessRunner>(std::move(spec));
+}
+
+}  // namespace simt::runners

@@ -1,0 +1,167 @@
+#include "protocol.h"
+
+#include <istream>
+#include <ostream>
+
+#include "format_names.h"
+
+namespace simt::runners {
+
+json::Value request_json(const RunRequest& req, int64_t id) {
+  json::Value v;
+  v["protocol"] = kProtocol;
+  v["op"] = "run";
+  v["id"] = id;
+  v["program"] = req.program;
+  v["config"] = req.config.to_json();
+  v["trace"] = req.trace;
+  return v;
+}
+
+std::string request_line(const RunRequest& req, int64_t id) {
+  return json::dump(request_json(req, id)) + "\n";
+}
+
+std::string shutdown_line() {
+  json::Value v;
+  v["protocol"] = kProtocol;
+  v["op"] = "shutdown";
+  return json::dump(v) + "\n";
+}
+
+std::variant<ServerRequest, std::string> parse_request_line(const std::string& line) {
+  auto parsed = json::parse(line);
+  if (auto* e = std::get_if<json::ParseError>(&parsed))
+    return "request is not JSON: " + e->message + " at offset " + std::to_string(e->offset);
+  const json::Value& v = std::get<json::Value>(parsed);
+  if (!v.is_object()) return std::string("request must be a JSON object");
+  const json::Value* proto = v.find("protocol");
+  if (!proto || !proto->is_string() || proto->as_string() != kProtocol)
+    return std::string("request needs \"protocol\": \"") + kProtocol + "\"";
+  const json::Value* op = v.find("op");
+  if (!op || !op->is_string()) return std::string("request needs an \"op\"");
+  ServerRequest r;
+  if (const json::Value* id = v.find("id"); id && id->is_int()) r.id = id->as_int();
+  if (op->as_string() == "shutdown") {
+    r.op = ServerRequest::Op::Shutdown;
+    return r;
+  }
+  if (op->as_string() != "run") return "unknown op '" + op->as_string() + "'";
+  const json::Value* prog = v.find("program");
+  if (!prog || !prog->is_string()) return std::string("run request needs a string \"program\"");
+  r.req.program = prog->as_string();
+  if (const json::Value* cfg = v.find("config")) {
+    std::string err;
+    if (!RunConfig::from_json(*cfg, r.req.config, err)) return err;
+  }
+  if (const json::Value* t = v.find("trace"); t && t->is_bool()) r.req.trace = t->as_bool();
+  return r;
+}
+
+json::Value response_json(const RunResult& r, int64_t id) {
+  json::Value v;
+  v["id"] = id;
+  switch (r.kind) {
+    case RunResult::Kind::Outcome: {
+      json::Value o = model::to_json(r.outcome);
+      for (auto& [k, x] : o.as_object()) v[k] = x;
+      break;
+    }
+    case RunResult::Kind::Rejected:
+      v["status"] = "rejected";
+      v["message"] = r.message;
+      if (r.line) v["line"] = *r.line;
+      break;
+    case RunResult::Kind::Error:
+      v["status"] = "error";
+      v["message"] = r.message;
+      break;
+  }
+  if (!r.trace.empty()) {
+    json::Array t;
+    for (const auto& l : r.trace) t.emplace_back(l);
+    v["trace"] = std::move(t);
+  }
+  return v;
+}
+
+void serve(std::istream& in, std::ostream& out,
+           const std::function<RunResult(const RunRequest&)>& run) {
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    auto req = parse_request_line(line);
+    if (auto* err = std::get_if<std::string>(&req)) {
+      RunResult bad;
+      bad.kind = RunResult::Kind::Error;
+      bad.message = *err;
+      out << json::dump(response_json(bad, 0)) << "\n" << std::flush;
+      continue;
+    }
+    const ServerRequest& r = std::get<ServerRequest>(req);
+    if (r.op == ServerRequest::Op::Shutdown) return;
+    out << json::dump(response_json(run(r.req), r.id)) << "\n" << std::flush;
+  }
+}
+
+RunResult parse_response_line(const std::string& line, int64_t expected_id) {
+  RunResult r;
+  r.kind = RunResult::Kind::Error;
+  auto parsed = json::parse(line);
+  if (auto* e = std::get_if<json::ParseError>(&parsed)) {
+    r.message =
+        "protocol violation: response is not JSON (" + e->message + "): " + line.substr(0, 200);
+    return r;
+  }
+  const json::Value& v = std::get<json::Value>(parsed);
+  const json::Value* id = v.find("id");
+  if (!v.is_object() || !id || !id->is_int() || id->as_int() != expected_id) {
+    r.message = "protocol violation: response lacks \"id\": " + std::to_string(expected_id) + ": " +
+                line.substr(0, 200);
+    return r;
+  }
+  const json::Value* st = v.find("status");
+  if (!st || !st->is_string()) {
+    r.message = "protocol violation: response lacks a string \"status\"";
+    return r;
+  }
+  const std::string& s = st->as_string();
+  auto message = [&] {
+    const json::Value* m = v.find("message");
+    return m && m->is_string() ? m->as_string() : std::string();
+  };
+  if (const json::Value* t = v.find("trace"); t && t->is_array())
+    for (const auto& l : t->as_array())
+      if (l.is_string() && r.trace.size() < kMaxTraceLines) r.trace.push_back(l.as_string());
+  if (s == "error") {
+    r.message = "the implementation reported an error: " + message();
+    return r;
+  }
+  if (s == "rejected") {
+    r.kind = RunResult::Kind::Rejected;
+    r.message = message();
+    if (const json::Value* l = v.find("line"); l && l->is_int() && l->as_int() > 0)
+      r.line = static_cast<uint32_t>(l->as_int());
+    return r;
+  }
+  if (!is_outcome_status(s)) {
+    r.message = "protocol violation: unknown status '" + s + "'";
+    return r;
+  }
+  std::string err;
+  model::Outcome o;
+  if (!model::from_json(v, o, err)) {
+    r.message = "protocol violation: " + err;
+    return r;
+  }
+  if ((s == "trapped") != o.event.has_value()) {
+    r.message = "protocol violation: \"event\" must be present exactly when status is trapped";
+    return r;
+  }
+  r.kind = RunResult::Kind::Outcome;
+  r.outcome = std::move(o);
+  return r;
+}
+
+}  // namespace simt::runners

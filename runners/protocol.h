@@ -1,0 +1,39 @@
+// The process protocol (spec/runner.md, runner.protocol.*): JSON lines between
+// the harness and an implementation. Used by the process runner (client side),
+// by `simtspec serve` and by the test-only faulty implementation (server side).
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "json.h"
+#include "runner.h"
+
+namespace simt::runners {
+
+inline constexpr const char* kProtocol = "simtspec-runner/1";
+
+json::Value request_json(const RunRequest& req, int64_t id);
+std::string request_line(const RunRequest& req, int64_t id);
+std::string shutdown_line();
+
+// Server side: one parsed request.
+struct ServerRequest {
+  enum class Op { Run, Shutdown } op = Op::Run;
+  int64_t id = 0;
+  RunRequest req;
+};
+std::variant<ServerRequest, std::string> parse_request_line(const std::string& line);
+json::Value response_json(const RunResult& r, int64_t id);
+
+// Reads requests from `in` until end of input or shutdown, answering each on `out`
+// (flushed per line). Malformed requests get {"status":"error"} answers.
+void serve(std::istream& in, std::ostream& out,
+           const std::function<RunResult(const RunRequest&)>& run);
+
+// Client side: turns one response line into a RunResult (Error on any violation).
+RunResult parse_response_line(const std::string& line, int64_t expected_id);
+
+}  // namespace simt::runners

@@ -1,0 +1,553 @@
+// The conformance harness: test-file parsing and lint (format.*), expressions,
+// comparison (runner.harness, runner.differential, runner.firstdiff), the
+// process protocol and its isolation of crashing, hanging and garbage-talking
+// implementations (runner.protocol.*), shards, and results files (results.*).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "compare.h"
+#include "expr.h"
+#include "format.h"
+#include "harness.h"
+#include "lint.h"
+#include "process.h"
+#include "protocol.h"
+#include "reference.h"
+#include "results.h"
+#include "support.h"
+
+namespace simt {
+namespace {
+
+namespace fs = std::filesystem;
+using harness::TestFile;
+
+const char* kGood = R"(; simtspec-test 1
+; id = "demo.add"
+; title = "add doubles each lane"
+; clauses = ["alu.add"]
+; features = ["alu"]
+; [matrix]
+; wave = [8, 32]
+; policy = ["round_robin", "random"]
+; [expect]
+; status = "completed"
+; [expect.buffers.out]
+; each = "lane * 2"
+.buffer out u32[threads] out
+    shl v9, %lane, 2
+    add v1, %lane, %lane
+    st out[v9], v1
+    exit
+)";
+
+TestFile parse_ok(const std::string& text) {
+  auto r = harness::parse_test("t.simt", text);
+  if (auto* errs = std::get_if<std::vector<harness::FormatError>>(&r)) {
+    for (auto& e : *errs) ADD_FAILURE() << e.line << ": " << e.message;
+    return {};
+  }
+  EXPECT_TRUE(std::holds_alternative<TestFile>(r));
+  return std::get<TestFile>(r);
+}
+
+std::vector<harness::FormatError> parse_errors(const std::string& text) {
+  auto r = harness::parse_test("t.simt", text);
+  auto* errs = std::get_if<std::vector<harness::FormatError>>(&r);
+  EXPECT_NE(errs, nullptr) << "expected format errors";
+  return errs ? *errs : std::vector<harness::FormatError>{};
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  size_t p = s.find(from);
+  EXPECT_NE(p, std::string::npos) << from;
+  if (p != std::string::npos) s.replace(p, from.size(), to);
+  return s;
+}
+
+// format.header, format.fields, format.matrix
+TEST(Format, ParsesHeaderAndExpandsMatrixInOrder) {
+  TestFile t = parse_ok(kGood);
+  EXPECT_EQ(t.id, "demo.add");
+  EXPECT_EQ(t.clauses, std::vector<std::string>{"alu.add"});
+  ASSERT_EQ(t.configs.size(), 4u);
+  EXPECT_EQ(t.configs[0].key(), "wave=8,policy=round_robin");
+  EXPECT_EQ(t.configs[1].key(), "wave=8,policy=random");
+  EXPECT_EQ(t.configs[3].key(), "wave=32,policy=random");
+  EXPECT_EQ(t.header_lines, 12u);
+  EXPECT_EQ(t.expect.status, "completed");
+  ASSERT_EQ(t.expect.buffers.size(), 1u);
+  EXPECT_TRUE(t.expect.buffers[0].each.has_value());
+}
+
+// format.header: a file without the magic line is not a test; another version is an error.
+TEST(Format, MagicLineAndVersion) {
+  EXPECT_TRUE(
+      std::holds_alternative<harness::NotATest>(harness::parse_test("x", ".wave 8\n exit\n")));
+  auto errs = parse_errors(replace(kGood, "simtspec-test 1", "simtspec-test 2"));
+  ASSERT_FALSE(errs.empty());
+  EXPECT_EQ(errs[0].line, 1u);
+}
+
+// format.fields: required keys, unknown keys, bad ids, unknown features, with lines.
+TEST(Format, RejectsMalformedHeadersWithLines) {
+  auto errs = parse_errors(replace(kGood, "; title = \"add doubles each lane\"\n", ""));
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].message.find("title"), std::string::npos);
+  errs = parse_errors(
+      replace(kGood, "; features = [\"alu\"]", "; features = [\"alu\"]\n; colour = \"red\""));
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].line, 6u);
+  EXPECT_NE(errs[0].message.find("colour"), std::string::npos);
+  errs = parse_errors(replace(kGood, "\"demo.add\"", "\"Demo Add\""));
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].line, 2u);
+  errs = parse_errors(replace(kGood, "[\"alu\"]", "[\"gpu\"]"));
+  ASSERT_EQ(errs.size(), 1u);
+  errs = parse_errors(replace(kGood, "; wave = [8, 32]", "; wave = [8, 32\n"));  // not TOML
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].message.find("TOML"), std::string::npos);
+}
+
+// format.expect, format.expect.nonempty
+TEST(Format, ExpectationsMustCheckSomething) {
+  auto errs = parse_errors(replace(kGood, "; [expect.buffers.out]\n; each = \"lane * 2\"\n", ""));
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].message.find("at least one buffer"), std::string::npos);
+  errs = parse_errors(
+      replace(kGood, "status = \"completed\"\n; [expect.buffers.out]\n; each = \"lane * 2\"\n",
+              "status = \"trapped\"\n"));
+  ASSERT_EQ(errs.size(), 1u) << errs[0].message << " / " << errs.back().message;
+  EXPECT_NE(errs[0].message.find("name the event"), std::string::npos);
+  errs = parse_errors(replace(kGood, "status = \"completed\"", "status = \"finished\""));
+  EXPECT_FALSE(errs.empty());
+  errs = parse_errors(replace(kGood, "each = \"lane * 2\"", "each = \"lane * (2\""));
+  ASSERT_FALSE(errs.empty());
+  EXPECT_EQ(errs[0].line, 12u);
+  EXPECT_NE(errs[0].message.find("expected ')'"), std::string::npos) << errs[0].message;
+  errs = parse_errors(replace(kGood, "; [expect]\n", "; [expectation]\n"));
+  EXPECT_FALSE(errs.empty());
+}
+
+// format.expr
+TEST(Expr, EvaluatesLikeC) {
+  auto eval = [](const std::string& text, int64_t i = 5) -> int64_t {
+    auto e = harness::Expr::parse(text);
+    EXPECT_TRUE(std::holds_alternative<harness::Expr>(e)) << std::get<std::string>(e);
+    auto r = std::get<harness::Expr>(e).eval(harness::element_vars(i, 4, 4, 2, 3, 1));
+    EXPECT_TRUE(std::holds_alternative<int64_t>(r)) << std::get<std::string>(r);
+    return std::get<int64_t>(r);
+  };
+  EXPECT_EQ(eval("1 + 2 * 3"), 7);
+  EXPECT_EQ(eval("(1 + 2) * 3"), 9);
+  EXPECT_EQ(eval("lane"), 1);
+  EXPECT_EQ(eval("gwarp"), 1);
+  EXPECT_EQ(eval("warp + 10 * wg", 13), 1 + 10 * 1);
+  EXPECT_EQ(eval("threads"), 24);
+  EXPECT_EQ(eval("-7 / 2"), -3);
+  EXPECT_EQ(eval("-7 % 2"), -1);
+  EXPECT_EQ(eval("1 << 4 | 1"), 17);
+  EXPECT_EQ(eval("i < 3 ? 10 : 20"), 20);
+  EXPECT_EQ(eval("lane == 1 && !(i > 9)"), 1);
+  EXPECT_EQ(eval("min(3, -4) + max(2, 9) + abs(-6) + popc(0xff)"), -4 + 9 + 6 + 8);
+  EXPECT_EQ(eval("~0"), -1);
+  auto bad = harness::Expr::parse("1 / (lane - 1)");
+  ASSERT_TRUE(std::holds_alternative<harness::Expr>(bad));
+  EXPECT_TRUE(std::holds_alternative<std::string>(
+      std::get<harness::Expr>(bad).eval(harness::element_vars(1, 4, 4, 1, 1, 1))));
+  for (const char* s : {"", "1 +", "foo(1)", "(1", "1 2", "0x", "min(1)", "lane @ 2"})
+    EXPECT_TRUE(std::holds_alternative<std::string>(harness::Expr::parse(s))) << s;
+  auto unknown = std::get<harness::Expr>(harness::Expr::parse("nope + 1"));
+  EXPECT_TRUE(
+      std::holds_alternative<std::string>(unknown.eval(harness::element_vars(0, 4, 4, 1, 1, 1))));
+}
+
+runners::RunResult outcome(const std::string& status, std::vector<int64_t> values) {
+  runners::RunResult r;
+  r.kind = runners::RunResult::Kind::Outcome;
+  r.outcome.status = status;
+  r.outcome.buffers.push_back({"out", "u32", std::move(values)});
+  return r;
+}
+
+// runner.harness, runner.firstdiff
+TEST(Compare, FirstDifferenceNamesElementLaneAndWarp) {
+  TestFile t = parse_ok(kGood);
+  harness::Layout l;
+  l.wave = 4;
+  l.warps = 2;
+  l.buffer_len["out"] = 8;
+  auto v = harness::check_expectation(t.expect, outcome("completed", {0, 2, 4, 6, 0, 2, 4, 6}), l);
+  EXPECT_TRUE(v.ok) << v.message;
+  EXPECT_EQ(v.checks, 9u);  // status + 8 elements
+  v = harness::check_expectation(t.expect, outcome("completed", {0, 2, 4, 6, 0, 99, 4, 6}), l);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.first_diff.find("index")->as_int(), 5);
+  EXPECT_EQ(v.first_diff.find("lane")->as_int(), 1);
+  EXPECT_EQ(v.first_diff.find("warp")->as_int(), 1);
+  EXPECT_EQ(v.first_diff.find("gwarp")->as_int(), 1);
+  EXPECT_EQ(v.first_diff.find("wg")->as_int(), 0);
+  EXPECT_EQ(v.first_diff.find("against")->as_string(), "expectation");
+  EXPECT_EQ(v.first_diff.find("expected")->as_int(), 2);
+  EXPECT_EQ(v.first_diff.find("actual")->as_int(), 99);
+  v = harness::check_expectation(t.expect, outcome("completed", {0, 2, 4}), l);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("3 elements, expected 8"), std::string::npos);
+  v = harness::check_expectation(t.expect, outcome("deadlock", {}), l);
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.first_diff.find("field")->as_string(), "status");
+  // Values compare modulo the element type.
+  TestFile neg = parse_ok(replace(kGood, "each = \"lane * 2\"", "each = \"-1\""));
+  l.buffer_len["out"] = 2;
+  EXPECT_TRUE(
+      harness::check_expectation(neg.expect, outcome("completed", {0xffffffff, 0xffffffff}), l).ok);
+  // format.expect.nonempty: an empty buffer compares nothing.
+  l.buffer_len["out"] = 0;
+  v = harness::check_expectation(t.expect, outcome("completed", {}), l);
+  EXPECT_FALSE(v.vacuous.empty());
+}
+
+// runner.differential
+TEST(Compare, DifferentialComparesEveryBufferAndEvent) {
+  harness::Layout l;
+  l.wave = 8;
+  auto ref = outcome("completed", {1, 2, 3});
+  ref.outcome.buffers.push_back({"extra", "i32", {-1}});
+  auto same = ref;
+  EXPECT_TRUE(harness::compare_with_reference(ref, same, l).ok);
+  auto other = ref;
+  other.outcome.buffers[1].values[0] = 7;
+  auto v = harness::compare_with_reference(ref, other, l);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.first_diff.find("buffer")->as_string(), "extra");
+  auto trapped = ref;
+  trapped.outcome.status = "trapped";
+  trapped.outcome.event = model::Event{"div_zero", 0, 3, 2, 0, ""};
+  auto trapped2 = trapped;
+  trapped2.outcome.event->lane = 4;
+  v = harness::compare_with_reference(trapped, trapped2, l);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.first_diff.find("field")->as_string(), "event");
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path p =
+      fs::temp_directory_path() / ("simtspec_harness_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+// format.lint
+TEST(Lint, ReportsUnknownClausesDuplicateIdsAndBrokenPrograms) {
+  fs::path dir = temp_dir("lint");
+  write(dir / "a.simt", kGood);
+  write(dir / "b.simt", kGood);  // duplicate id
+  write(dir / "c.simt",
+        replace(replace(kGood, "demo.add", "demo.c"), "alu.add", "alu.nonexistent"));
+  write(dir / "d.simt",
+        replace(replace(kGood, "demo.add", "demo.d"), "add v1, %lane, %lane", "add v1, %lane"));
+  write(dir / "e.simt", ".wave 8\n    exit\n");  // no header
+  std::string err;
+  auto files = harness::discover({dir.string()}, err);
+  ASSERT_EQ(files.size(), 5u);
+  auto suite = harness::load_suite(files);
+  auto clauses = harness::load_clauses(test::source_path("spec"));
+  ASSERT_TRUE(clauses.count("alu.add"));
+  auto issues = harness::lint(suite, clauses);
+  std::set<std::string> msgs;
+  for (const auto& i : issues) msgs.insert(fs::path(i.file).filename().string() + ": " + i.message);
+  auto has = [&](const std::string& file, const std::string& text) {
+    for (const auto& m : msgs)
+      if (m.rfind(file, 0) == 0 && m.find(text) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("b.simt", "duplicate test id")) << ::testing::PrintToString(msgs);
+  EXPECT_TRUE(has("c.simt", "unknown spec clause 'alu.nonexistent'"));
+  EXPECT_TRUE(has("d.simt", "does not load"));
+  EXPECT_TRUE(has("e.simt", "not a test"));
+  EXPECT_EQ(issues.size(), 4u) << ::testing::PrintToString(msgs);
+  fs::remove_all(dir);
+}
+
+// Shards partition the configurations: their union is the whole run, with no overlap.
+TEST(Harness, ShardsPartitionTheRun) {
+  fs::path dir = temp_dir("shards");
+  for (int k = 0; k < 5; ++k)
+    write(dir / ("t" + std::to_string(k) + ".simt"),
+          replace(kGood, "demo.add", "demo.t" + std::to_string(k)));
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  harness::Options all;
+  auto whole = harness::select(suite, all);
+  ASSERT_EQ(whole.size(), 20u);
+  for (uint32_t n : {1u, 3u, 7u, 25u}) {
+    std::multiset<std::string> seen;
+    for (uint32_t i = 0; i < n; ++i) {
+      harness::Options o;
+      o.shard_index = i;
+      o.shard_count = n;
+      for (const auto& c : harness::select(suite, o))
+        seen.insert(c.test->id + "[" + c.settings.key() + "]");
+    }
+    std::multiset<std::string> expected;
+    for (const auto& c : whole) expected.insert(c.test->id + "[" + c.settings.key() + "]");
+    EXPECT_EQ(seen, expected) << "shards of " << n;
+  }
+  harness::Options f;
+  f.filter = "demo.t[12]";
+  EXPECT_EQ(harness::select(suite, f).size(), 8u);
+  fs::remove_all(dir);
+}
+
+// runner.harness: statuses from a whole run on the reference, xfail and xpass.
+TEST(Harness, RunsOnTheReferenceAndMapsExpectedFailures) {
+  fs::path dir = temp_dir("run");
+  write(dir / "good.simt", kGood);
+  write(dir / "wrong.simt",
+        replace(replace(kGood, "demo.add", "demo.wrong"), "lane * 2", "lane * 3"));
+  write(dir / "broken.simt", replace(kGood, "; title", "; titel"));
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  auto runner = runners::make_reference_runner();
+  harness::Options o;
+  o.jobs = 2;
+  std::vector<json::Value> recs;
+  auto sum = harness::run(*runner, suite, harness::select(suite, o), o,
+                          [&](const json::Value& r) { recs.push_back(r); });
+  EXPECT_EQ(sum.total, 9u);
+  EXPECT_EQ(sum.counts["pass"], 4u);
+  EXPECT_EQ(sum.counts["fail"], 4u);
+  EXPECT_EQ(sum.counts["error"], 1u);  // the malformed file
+  EXPECT_FALSE(sum.ok());
+  for (const auto& r : recs) {
+    if (r.find("status")->as_string() != "fail") continue;
+    EXPECT_EQ(r.find("first_diff")->find("index")->as_int(), 1);
+    EXPECT_FALSE(r.find("trace")->as_array().empty());
+    EXPECT_NE(r.find("reproduce")->as_string().find(" run "), std::string::npos);
+  }
+  EXPECT_TRUE(harness::matches_xfail({"demo.w*"}, "demo.wrong", "wave=8"));
+  EXPECT_TRUE(
+      harness::matches_xfail({"demo.wrong@wave=8,*"}, "demo.wrong", "wave=8,policy=random"));
+  EXPECT_FALSE(
+      harness::matches_xfail({"demo.wrong@wave=32*"}, "demo.wrong", "wave=8,policy=random"));
+  fs::remove_all(dir);
+}
+
+// runner.protocol.request, runner.protocol.response
+TEST(Protocol, RequestAndResponseRoundTrip) {
+  runners::RunRequest req;
+  req.program = "exit\n\"quoted\"\n";
+  req.config.wave = 16;
+  req.config.policy = "random";
+  req.config.seed = 9;
+  auto parsed = runners::parse_request_line(runners::request_line(req, 42));
+  ASSERT_TRUE(std::holds_alternative<runners::ServerRequest>(parsed));
+  const auto& sr = std::get<runners::ServerRequest>(parsed);
+  EXPECT_EQ(sr.id, 42);
+  EXPECT_EQ(sr.req.program, req.program);
+  EXPECT_EQ(sr.req.config.wave, 16u);
+  EXPECT_EQ(sr.req.config.seed, 9u);
+  auto ref = runners::run_reference(sr.req);  // "exit\n\"quoted\"" does not parse
+  EXPECT_EQ(ref.kind, runners::RunResult::Kind::Rejected);
+  auto back = runners::parse_response_line(json::dump(runners::response_json(ref, 42)), 42);
+  EXPECT_EQ(back.kind, runners::RunResult::Kind::Rejected);
+  EXPECT_EQ(back.line, ref.line);
+  auto ok = outcome("completed", {1, 2});
+  auto okback = runners::parse_response_line(json::dump(runners::response_json(ok, 3)), 3);
+  ASSERT_EQ(okback.kind, runners::RunResult::Kind::Outcome);
+  EXPECT_EQ(okback.outcome.buffers[0].values, (std::vector<int64_t>{1, 2}));
+  EXPECT_TRUE(std::holds_alternative<std::string>(runners::parse_request_line("{\"op\":\"run\"}")));
+  EXPECT_TRUE(std::holds_alternative<std::string>(runners::parse_request_line("not json")));
+}
+
+// runner.protocol.errors: every violation becomes an error with a reason.
+TEST(Protocol, ViolationsAreErrors) {
+  using K = runners::RunResult::Kind;
+  for (const char* line :
+       {"", "garbage", "[]", "{\"id\": 1, \"status\": \"completed\"}",  // wrong id
+        "{\"id\": 7, \"status\": \"exploded\"}", "{\"id\": 7}",
+        "{\"id\": 7, \"status\": \"trapped\", \"buffers\": {}}",  // no event
+        "{\"id\": 7, \"status\": \"completed\", \"buffers\": {\"o\": {\"type\": \"u32\", "
+        "\"values\": [\"x\"]}}}"}) {
+    auto r = runners::parse_response_line(line, 7);
+    EXPECT_EQ(r.kind, K::Error) << line;
+    EXPECT_FALSE(r.message.empty()) << line;
+  }
+}
+
+runners::ProcessSpec faulty(const std::string& fault, double timeout = 5, bool persistent = true) {
+  std::string toml =
+      "name = \"faulty-" + fault + "\"\ncommand = \"" + std::string(SIMT_BINARY_DIR) +
+      "/simtspec-faulty\"\nargs = [\"--fault\", \"" + fault +
+      "\"]\ntimeout = " + std::to_string(timeout) +
+      "\npersistent = " + (persistent ? "true" : "false") +
+      "\n[capabilities]\nwaves = [8, 32]\nfeatures = [\"alu\", \"mem\", \"branch\"]\n";
+  auto s = runners::parse_process_spec(toml, "faulty.toml");
+  EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(s)) << std::get<std::string>(s);
+  return std::get<runners::ProcessSpec>(s);
+}
+
+runners::RunRequest add_request(uint32_t wave) {
+  runners::RunRequest req;
+  req.program = kGood;
+  req.config.wave = wave;
+  req.config.simd = wave;
+  return req;
+}
+
+// runner.serve, runner.lifecycle: the protocol end to end, persistent and one-shot.
+TEST(ProcessRunner, AnswersLikeTheReference) {
+  for (bool persistent : {true, false}) {
+    auto r = runners::make_process_runner(faulty("none", 10, persistent));
+    for (uint32_t wave : {8u, 32u, 8u}) {
+      auto got = r->run(add_request(wave));
+      ASSERT_EQ(got.kind, runners::RunResult::Kind::Outcome) << got.message << got.stderr_text;
+      auto want = runners::run_reference(add_request(wave));
+      EXPECT_EQ(got.outcome.status, want.outcome.status);
+      EXPECT_EQ(got.outcome.buffers, want.outcome.buffers);
+    }
+    r->shutdown();
+  }
+}
+
+// runner.protocol.errors: a crash, a hang and garbage are errors with details,
+// and the runner keeps working for the next run.
+TEST(ProcessRunner, IsolatesCrashesHangsAndGarbage) {
+  auto crash = runners::make_process_runner(faulty("crash"));
+  auto r = crash->run(add_request(8));
+  EXPECT_EQ(r.kind, runners::RunResult::Kind::Error);
+  EXPECT_NE(r.message.find("signal 6"), std::string::npos) << r.message;
+  EXPECT_NE(r.stderr_text.find("crashing on purpose"), std::string::npos) << r.stderr_text;
+  r = crash->run(add_request(8));  // and again: a fresh process each time
+  EXPECT_EQ(r.kind, runners::RunResult::Kind::Error);
+
+  auto hang = runners::make_process_runner(faulty("hang", 0.5));
+  auto t0 = std::chrono::steady_clock::now();
+  r = hang->run(add_request(8));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.kind, runners::RunResult::Kind::Error);
+  EXPECT_NE(r.message.find("timeout"), std::string::npos) << r.message;
+  EXPECT_LT(secs, 5.0);
+
+  auto garbage = runners::make_process_runner(faulty("garbage"));
+  r = garbage->run(add_request(8));
+  EXPECT_EQ(r.kind, runners::RunResult::Kind::Error);
+  EXPECT_NE(r.message.find("protocol violation"), std::string::npos) << r.message;
+
+  runners::ProcessSpec missing = faulty("none");
+  missing.command = "/nonexistent/simulator";
+  r = runners::make_process_runner(missing)->run(add_request(8));
+  EXPECT_EQ(r.kind, runners::RunResult::Kind::Error);
+  EXPECT_NE(r.message.find("cannot start"), std::string::npos) << r.message;
+}
+
+// runner.toml
+TEST(ProcessRunner, DescriptionErrors) {
+  EXPECT_TRUE(
+      std::holds_alternative<std::string>(runners::parse_process_spec("name = \"x\"\n", "a.toml")));
+  EXPECT_TRUE(std::holds_alternative<std::string>(runners::parse_process_spec(
+      "name = \"x\"\ncommand = \"y\"\ncolour = 1\n[capabilities]\nwaves=[8]\nfeatures=[]\n",
+      "a.toml")));
+  auto ok = runners::parse_process_spec(
+      "name = \"x\"\ncommand = \"bin/sim\"\nxfail = "
+      "[\"a.*\"]\n[capabilities]\nwaves=[8]\nfeatures=[\"alu\"]\ninstructions=[\"add\"]\n",
+      "/etc/runners/a.toml");
+  ASSERT_TRUE(std::holds_alternative<runners::ProcessSpec>(ok));
+  const auto& s = std::get<runners::ProcessSpec>(ok);
+  EXPECT_EQ(s.command, "/etc/runners/bin/sim");
+  EXPECT_EQ(s.caps.missing({"wave:8", "feature:alu", "instr:add"}), std::nullopt);
+  EXPECT_EQ(s.caps.missing({"wave:8", "instr:mul"}), std::optional<std::string>("instr:mul"));
+  EXPECT_EQ(s.caps.missing({"policy:random"}), std::optional<std::string>("policy:random"));
+}
+
+// A whole run through a faulty process: failures carry the fault's first difference,
+// and configurations the runner cannot run are unsupported.
+TEST(Harness, FaultyRunnerFailsWithFirstDifference) {
+  fs::path dir = temp_dir("faulty");
+  write(dir / "cmp.simt", R"(; simtspec-test 1
+; id = "demo.cmp_signed"
+; title = "signed compare"
+; clauses = ["alu.cmp"]
+; features = ["alu"]
+; [matrix]
+; wave = [8, 64]
+; [expect]
+; status = "completed"
+; [expect.buffers.out]
+; each = "lane < 4 ? 1 : 0"
+.buffer out u32[threads] out
+    shl v9, %lane, 2
+    sub v1, %lane, 4
+    cmp.lt p0, v1, 0
+    sel v2, p0, 1, 0
+    st out[v9], v2
+    exit
+)");
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  harness::Options o;
+  std::vector<json::Value> recs;
+  auto runner = runners::make_process_runner(faulty("cmp-unsigned"));
+  auto sum = harness::run(*runner, suite, harness::select(suite, o), o,
+                          [&](const json::Value& r) { recs.push_back(r); });
+  runner->shutdown();
+  EXPECT_EQ(sum.counts["fail"], 1u);
+  EXPECT_EQ(sum.counts["unsupported"], 1u);  // wave 64 is not in its capabilities
+  for (const auto& r : recs) {
+    if (r.find("status")->as_string() != "fail") continue;
+    EXPECT_EQ(r.find("first_diff")->find("index")->as_int(), 0);
+    EXPECT_EQ(r.find("first_diff")->find("expected")->as_int(), 1);
+    EXPECT_EQ(r.find("first_diff")->find("actual")->as_int(), 0);
+  }
+  fs::remove_all(dir);
+}
+
+// results.stream: the JSON-lines file reads back, even with its last line cut.
+TEST(Results, StreamReadsBackAndSurvivesTruncation) {
+  fs::path dir = temp_dir("results");
+  std::string path = (dir / "results.jsonl").string();
+  {
+    reports::JsonlWriter w;
+    std::string err;
+    ASSERT_TRUE(w.open(path, err)) << err;
+    json::Value h;
+    h["schema"] = reports::kSchema;
+    h["runner"]["name"] = "reference";
+    w.write(h);
+    for (int i = 0; i < 3; ++i) {
+      json::Value r;
+      r["id"] = "t" + std::to_string(i);
+      r["status"] = i == 1 ? "fail" : "pass";
+      w.write(r);
+    }
+  }
+  auto rf = reports::read_results(path);
+  ASSERT_TRUE(std::holds_alternative<reports::ResultsFile>(rf)) << std::get<std::string>(rf);
+  EXPECT_EQ(std::get<reports::ResultsFile>(rf).records.size(), 3u);
+  EXPECT_FALSE(std::get<reports::ResultsFile>(rf).complete());
+  // Cut the last line in half: the reader keeps the complete lines.
+  auto size = fs::file_size(path);
+  fs::resize_file(path, size - 8);
+  rf = reports::read_results(path);
+  ASSERT_TRUE(std::holds_alternative<reports::ResultsFile>(rf)) << std::get<std::string>(rf);
+  EXPECT_EQ(std::get<reports::ResultsFile>(rf).records.size(), 2u);
+  std::string xml = reports::junit_xml(std::get<reports::ResultsFile>(rf));
+  EXPECT_NE(xml.find("<failure"), std::string::npos);
+  EXPECT_NE(xml.find("tests=\"2\""), std::string::npos);
+  write(dir / "bad.jsonl", "{\"schema\": \"other\"}\n");
+  EXPECT_TRUE(
+      std::holds_alternative<std::string>(reports::read_results((dir / "bad.jsonl").string())));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace simt

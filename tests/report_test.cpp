@@ -1,0 +1,612 @@
+// The static HTML report (spec/results.md, results.report): rendered from the
+// fixture results files in tests/data and checked as text: rows and status
+// classes, totals, side-by-side columns, the first difference on detail pages,
+// clause coverage, escaping, safe file names, and robustness against truncated
+// files and records with missing or oddly typed fields.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "html.h"
+#include "json.h"
+#include "results.h"
+#include "support.h"
+
+namespace simt {
+namespace {
+
+namespace fs = std::filesystem;
+using reports::Clause;
+using reports::ResultsFile;
+
+std::string read_all(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_all(const fs::path& p, std::string_view text) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+ResultsFile load(const std::string& relative) {
+  auto r = reports::read_results(test::source_path(relative));
+  if (auto* e = std::get_if<std::string>(&r)) {
+    ADD_FAILURE() << *e;
+    return {};
+  }
+  return std::get<ResultsFile>(std::move(r));
+}
+
+// A small clause table: machine clauses, a tooling clause by its text, and a
+// clause of a tooling chapter.
+std::map<std::string, Clause> clauses() {
+  return {
+      {"xlane.readlane", {"crosslane.md", "`readlane sD, vA, L`: sD <- lane L's value"}},
+      {"xlane.inactive", {"crosslane.md", "Cross-lane reads never observe inactive lanes"}},
+      {"xlane.shfl", {"crosslane.md", "`shfl vD, vA, B`: for every active lane"}},
+      {"alu.div.zero", {"alu.md", "`div` raises `div_zero` if B is 0"}},
+      {"alu.add", {"alu.md", "`add D, A, B`: D <- (A + B) mod 2^32."}},
+      {"bar.arrive", {"barrier.md", "`bar` is executed by the warp as a whole"}},
+      {"syntax.lex.comment", {"syntax.md", "A comment starts with `;`"}},
+      {"syntax.print.roundtrip", {"syntax.md", "*(tooling)* The printer writes a program"}},
+      {"exec.trace.format", {"execution.md", "*(tooling)* With tracing on, each step prints"}},
+      {"runner.harness", {"runner.md", "For each configuration the harness decides"}},
+      {"results.report", {"results.md", "`simtspec report RESULTS... --out DIR`"}},
+  };
+}
+
+// Every test renders into its own fresh folder.
+class Report : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("simt-report-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  void render(const std::vector<ResultsFile>& files,
+              const std::map<std::string, Clause>& cl = clauses()) {
+    std::string err = reports::write_html(files, cl, dir_.string());
+    ASSERT_EQ(err, "");
+  }
+  std::string page(const std::string& rel) const { return read_all(dir_ / rel); }
+  // The index row of `name` ("id" or "id[key]").
+  std::string row(const std::string& name) const {
+    std::string index = page("index.html");
+    size_t at = index.find("<tr data-name=\"" + name + "\"");
+    if (at == std::string::npos) return "";
+    return index.substr(at, index.find("</tr>", at) - at);
+  }
+  // The detail page the index links to from the `column`-th status cell of a row.
+  std::string detail_of(const std::string& name, size_t column = 0) const {
+    std::string r = row(name);
+    size_t at = 0;
+    for (size_t i = 0; i <= column; ++i) {
+      at = r.find("<a href=\"", at);
+      if (at == std::string::npos) return "";
+      at += 9;
+    }
+    return page(r.substr(at, r.find('"', at) - at));
+  }
+  fs::path dir_;
+};
+
+TEST_F(Report, WritesTheSiteFiles) {
+  render({load("tests/data/results_pass.jsonl")});
+  for (const char* f : {"index.html", "coverage.html", "style.css", "report.js"})
+    EXPECT_TRUE(fs::is_regular_file(dir_ / f)) << f;
+  size_t pages = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / "tests"))
+    pages += e.path().extension() == ".html";
+  EXPECT_EQ(pages, 4u);
+  std::string index = page("index.html");
+  EXPECT_NE(index.find("<meta charset=\"utf-8\">"), std::string::npos);
+  EXPECT_NE(index.find("<script src=\"report.js\" defer></script>"), std::string::npos);
+  // Nothing is loaded from the network.
+  for (const char* f : {"index.html", "coverage.html", "style.css", "report.js"}) {
+    std::string text = page(f);
+    EXPECT_EQ(text.find("http://"), std::string::npos) << f;
+    EXPECT_EQ(text.find("https://"), std::string::npos) << f;
+    EXPECT_EQ(text.find("@import"), std::string::npos) << f;
+  }
+}
+
+TEST_F(Report, IndexHasOneRowPerRecordWithItsStatusClass) {
+  ResultsFile f = load("tests/data/results_fail.jsonl");
+  ASSERT_EQ(f.records.size(), 7u);
+  render({f});
+  std::string index = page("index.html");
+  EXPECT_EQ(count(index, "<tr data-name="), 7u);
+  EXPECT_NE(row("xlane.readlane.broadcast[wave=8,warps=2]").find("class=\"st st-fail\""),
+            std::string::npos);
+  EXPECT_NE(row("xlane.readlane.broadcast[wave=8,warps=1]").find("class=\"st st-pass\""),
+            std::string::npos);
+  EXPECT_NE(row("alu.add.wraps").find("class=\"st st-error\""), std::string::npos);
+  EXPECT_NE(row("bar.arrive.all[wave=16]").find("class=\"st st-unsupported\""), std::string::npos);
+  EXPECT_NE(row("alu.div.zero_lane_known").find("class=\"st st-xfail\""), std::string::npos);
+  // Sorted by id, then configuration key (numbers by value).
+  std::vector<std::string> order = {"alu.add.wraps",
+                                    "alu.div.zero_lane",
+                                    "alu.div.zero_lane_known",
+                                    "bar.arrive.all[wave=16]",
+                                    "xlane.readlane.broadcast[wave=8,warps=1]",
+                                    "xlane.readlane.broadcast[wave=8,warps=2]",
+                                    "xlane.readlane.values"};
+  size_t last = 0;
+  for (const auto& name : order) {
+    size_t at = index.find("<tr data-name=\"" + name + "\"");
+    ASSERT_NE(at, std::string::npos) << name;
+    EXPECT_GT(at, last) << name;
+    last = at;
+  }
+}
+
+TEST_F(Report, TotalsMatchTheRecords) {
+  render({load("tests/data/results_fail.jsonl")});
+  std::string index = page("index.html");
+  auto total = [&](const std::string& status) {
+    std::smatch m;
+    std::regex re("data-total=\"" + status + "\">(?:<a href=\"#status=" + status +
+                  "\"[^>]*>)?([^<]*)<");
+    return std::regex_search(index, m, re) ? m[1].str() : std::string("?");
+  };
+  EXPECT_EQ(total("pass"), "1");
+  EXPECT_EQ(total("fail"), "3");
+  EXPECT_EQ(total("error"), "1");
+  EXPECT_EQ(total("unsupported"), "1");
+  EXPECT_EQ(total("xfail"), "1");
+  EXPECT_EQ(total("xpass"), "0");
+  EXPECT_EQ(total("total"), "7");
+  EXPECT_EQ(total("rate"), "16.7%");  // 1 pass of 6 run
+  EXPECT_NE(index.find("faulty-cmp 0.3"), std::string::npos);
+  EXPECT_NE(index.find("fixture-host"), std::string::npos);
+  EXPECT_NE(index.find("2026-11-22T10:00:00Z"), std::string::npos);
+}
+
+TEST_F(Report, FeatureStatusMatrixCountsPerFeature) {
+  render({load("tests/data/results_fail.jsonl")});
+  std::string index = page("index.html");
+  size_t at = index.find("<tr><th>xlane</th>");
+  ASSERT_NE(at, std::string::npos);
+  std::string xlane = index.substr(at, index.find("</tr>", at) - at);
+  // pass, fail, unsupported, error, xfail, xpass
+  EXPECT_NE(
+      xlane.find(
+          "<td class=\"n st-pass\">1</td><td class=\"n st-fail\">2</td><td class=\"n\">0</td>"),
+      std::string::npos)
+      << xlane;
+}
+
+TEST_F(Report, SeveralResultsFilesRenderSideBySide) {
+  render({load("tests/data/results_pass.jsonl"), load("tests/data/results_fail.jsonl")});
+  std::string index = page("index.html");
+  EXPECT_NE(index.find("<th>reference 0.1.0</th><th>faulty-cmp 0.3</th>"), std::string::npos);
+  // 4 + 7 records, 3 of them in both files.
+  EXPECT_EQ(count(index, "<tr data-name="), 8u);
+  std::string both = row("xlane.readlane.broadcast[wave=8,warps=2]");
+  size_t pass = both.find("st st-pass"), fail = both.find("st st-fail");
+  ASSERT_NE(pass, std::string::npos);
+  ASSERT_NE(fail, std::string::npos);
+  EXPECT_LT(pass, fail);  // the columns keep the order of the files
+  EXPECT_NE(both.find("data-status=\"pass fail\""), std::string::npos);
+  // Only in the second file: the first column says so.
+  std::string only = row("alu.add.wraps");
+  EXPECT_LT(only.find("st st-missing"), only.find("st st-error"));
+  std::string only_first = row("syntax.comment.markup");
+  EXPECT_LT(only_first.find("st st-pass"), only_first.find("st st-missing"));
+  // Each file gets its own detail page, linking to the other.
+  std::string a = detail_of("xlane.readlane.broadcast[wave=8,warps=2]", 0);
+  std::string b = detail_of("xlane.readlane.broadcast[wave=8,warps=2]", 1);
+  EXPECT_NE(a.find("on <strong>reference 0.1.0</strong>"), std::string::npos);
+  EXPECT_NE(b.find("on <strong>faulty-cmp 0.3</strong>"), std::string::npos);
+  EXPECT_NE(a.find("Other results files"), std::string::npos);
+}
+
+TEST_F(Report, SameRunnerTwiceGetsDistinctColumns) {
+  ResultsFile f = load("tests/data/results_pass.jsonl");
+  render({f, f});
+  std::string index = page("index.html");
+  EXPECT_NE(index.find("<th>reference 0.1.0 #1</th><th>reference 0.1.0 #2</th>"),
+            std::string::npos);
+  EXPECT_EQ(count(index, "<tr data-name="), 4u);
+  size_t pages = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / "tests"))
+    pages += e.path().extension() == ".html";
+  EXPECT_EQ(pages, 8u);
+}
+
+TEST_F(Report, FailingBufferDetailHighlightsTheElementAndItsLane) {
+  render({load("tests/data/results_fail.jsonl")});
+  std::string d = detail_of("xlane.readlane.broadcast[wave=8,warps=2]");
+  ASSERT_FALSE(d.empty());
+  // Element 13 = lane 5 of warp 1 at wave 8: the only row marked, with an id to link to.
+  EXPECT_EQ(count(d, "id=\"first-diff\""), 1u);
+  EXPECT_NE(d.find("<tr id=\"first-diff\" class=\"diff\"><td>13</td><td class=\"hl\">5</td>"
+                   "<td class=\"hl\">1</td><td>20</td><td>30</td></tr>"),
+            std::string::npos);
+  EXPECT_NE(d.find("<a href=\"#first-diff\">element 13</a>"), std::string::npos);
+  EXPECT_NE(d.find("lane <span class=\"hl\">5</span> of warp <span class=\"hl\">1</span>"),
+            std::string::npos);
+  // Other elements are plain rows.
+  EXPECT_NE(d.find("<tr><td>12</td><td>4</td><td>1</td><td></td><td>4</td></tr>"),
+            std::string::npos);
+  // The outcome row of the buffer is highlighted, the status row is not.
+  EXPECT_NE(d.find("<tr class=\"diff\"><th>buffers.out.values</th>"), std::string::npos);
+  EXPECT_NE(d.find("<tr><th>status</th>"), std::string::npos);
+  // Traces of the failing run, their first difference marked; the reproduce command.
+  EXPECT_NE(d.find("<span class=\"diff\" id=\"trace-diff\">#5 w1 pc=1"), std::string::npos);
+  EXPECT_NE(d.find("reference trace (6 lines)"), std::string::npos);
+  EXPECT_NE(
+      d.find("<code class=\"reproduce\">simtspec test suites/xlane/readlane.simt --runner f.toml"),
+      std::string::npos);
+  // Clauses link to the coverage page.
+  EXPECT_NE(d.find("<a href=\"../coverage.html#c-xlane.readlane\">xlane.readlane</a>"),
+            std::string::npos);
+  EXPECT_NE(d.find("<link rel=\"stylesheet\" href=\"../style.css\">"), std::string::npos);
+}
+
+TEST_F(Report, BufferWithExpectedValuesShowsEveryMismatch) {
+  render({load("tests/data/results_fail.jsonl")});
+  std::string d = detail_of("xlane.readlane.values");
+  EXPECT_NE(d.find("<tr id=\"first-diff\" class=\"diff\"><td>3</td><td class=\"hl\">3</td>"
+                   "<td class=\"hl\">0</td><td>10</td><td>20</td></tr>"),
+            std::string::npos);
+  EXPECT_NE(d.find("<tr><td>2</td><td>2</td><td>0</td><td>2</td><td>2</td></tr>"),
+            std::string::npos);
+}
+
+TEST_F(Report, FieldDifferenceIsHighlighted) {
+  render({load("tests/data/results_fail.jsonl")});
+  std::string d = detail_of("alu.div.zero_lane");
+  EXPECT_NE(d.find("<tr class=\"diff\"><th>event.lane</th><td>4</td><td>3</td></tr>"),
+            std::string::npos);
+  EXPECT_EQ(count(d, "<tr class=\"diff\">"), 1u);
+  EXPECT_NE(d.find("field <code class=\"hl\">event.lane</code>: expected <code>4</code>, actual "
+                   "<code>3</code>"),
+            std::string::npos);
+}
+
+TEST_F(Report, ErrorDetailShowsStandardError) {
+  render({load("tests/data/results_fail.jsonl")});
+  std::string d = detail_of("alu.add.wraps");
+  EXPECT_NE(d.find("<pre class=\"stderr\">faulty: assertion failed: &lt;stack&gt; &amp; "
+                   "&quot;heap&quot;\nAborted\n</pre>"),
+            std::string::npos);
+  EXPECT_NE(d.find("the process died (signal 6) before answering"), std::string::npos);
+}
+
+TEST_F(Report, CoverageMarksUncoveredMachineClausesOnly) {
+  render({load("tests/data/results_pass.jsonl"), load("tests/data/results_fail.jsonl")});
+  std::string c = page("coverage.html");
+  auto clause_row = [&](const std::string& id) {
+    size_t at = c.find("<tr id=\"c-" + id + "\"");
+    return at == std::string::npos ? std::string() : c.substr(at, c.find("</tr>", at) - at);
+  };
+  // Cited by no test: xlane.shfl (machine), the tooling ones are not marked.
+  EXPECT_NE(clause_row("xlane.shfl").find("UNCOVERED"), std::string::npos);
+  for (const char* t : {"exec.trace.format", "runner.harness", "results.report"}) {
+    std::string r = clause_row(t);
+    ASSERT_FALSE(r.empty()) << t;
+    EXPECT_EQ(r.find("UNCOVERED"), std::string::npos) << t;
+    EXPECT_NE(r.find("checked by unit tests"), std::string::npos) << t;
+  }
+  EXPECT_NE(
+      c.find("Uncovered machine clauses: <strong id=\"uncovered-count\" class=\"bad\">1</strong>"),
+      std::string::npos);
+  // Cited clauses list their tests and the status counts per results file.
+  std::string rl = clause_row("xlane.readlane");
+  EXPECT_NE(rl.find(">xlane.readlane.broadcast</a>"), std::string::npos);
+  EXPECT_NE(rl.find(">xlane.readlane.values</a>"), std::string::npos);
+  EXPECT_NE(rl.find("<span class=\"st st-pass\">3 pass</span>"), std::string::npos);  // reference
+  EXPECT_NE(rl.find("<span class=\"st st-fail\">2 fail</span>"), std::string::npos);  // faulty
+  // A tooling clause a test cites counts as covered.
+  EXPECT_NE(clause_row("syntax.print.roundtrip").find(">covered<"), std::string::npos);
+  // Grouped by chapter.
+  EXPECT_NE(c.find("<h2 id=\"ch-crosslane.md\">crosslane.md</h2>"), std::string::npos);
+  // Clauses cited by a test but absent from the spec are listed separately.
+  EXPECT_EQ(c.find("Cited clauses not in the spec"), std::string::npos);
+  auto cl = clauses();
+  cl.erase("bar.arrive");
+  render({load("tests/data/results_fail.jsonl")}, cl);
+  c = page("coverage.html");
+  EXPECT_NE(c.find("Cited clauses not in the spec"), std::string::npos);
+  EXPECT_NE(c.find("<tr id=\"c-bar.arrive\" class=\"unknown\">"), std::string::npos);
+}
+
+TEST_F(Report, AllCoveredReportsZero) {
+  std::map<std::string, Clause> cl = {{"xlane.readlane", {"crosslane.md", "readlane"}},
+                                      {"runner.firstdiff", {"runner.md", "first difference"}}};
+  render({load("tests/data/results_fail.jsonl")}, cl);
+  EXPECT_NE(page("coverage.html").find("<strong id=\"uncovered-count\" class=\"ok\">0</strong>"),
+            std::string::npos);
+}
+
+TEST_F(Report, TextIsEscapedEverywhere) {
+  render({load("tests/data/results_pass.jsonl")});
+  std::string d = detail_of("syntax.comment.markup");
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(d.find("<script>alert"), std::string::npos);
+  EXPECT_EQ(d.find("<b>not bold"), std::string::npos);
+  EXPECT_NE(d.find("; &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;quotes&quot;"),
+            std::string::npos);
+  EXPECT_NE(d.find("&lt;/pre&gt;&lt;b&gt;not bold&lt;/b&gt;"), std::string::npos);
+  // Line numbers.
+  EXPECT_NE(d.find("<span id=\"L3\"><span class=\"ln\">3</span>; &lt;script&gt;"),
+            std::string::npos);
+  EXPECT_NE(d.find("Comments may hold &lt;script&gt; &amp; other markup"), std::string::npos);
+  // The expectation's `each` expression (with < and &&) in the outcome table.
+  EXPECT_NE(d.find("i &lt; 1 &amp;&amp; 1 &gt; 0 ? 1 : 0"), std::string::npos);
+  // ...and in the raw expectation JSON.
+  EXPECT_NE(
+      d.find("<pre class=\"json\">{&quot;status&quot;:&quot;completed&quot;,&quot;buffers&quot;:"
+             "{&quot;out&quot;:{&quot;each&quot;:&quot;i &lt; 1 &amp;&amp; 1 &gt; 0 ? 1 : "
+             "0&quot;}}}</pre>"),
+      std::string::npos);
+  std::string index = page("index.html");
+  EXPECT_EQ(index.find("<script>"), std::string::npos);
+  EXPECT_NE(index.find("title=\"Comments may hold &lt;script&gt; &amp; other markup\""),
+            std::string::npos);
+}
+
+TEST_F(Report, InvalidUtf8AndControlCharactersAreReplaced) {
+  ResultsFile f = load("tests/data/results_pass.jsonl");
+  json::Value rec;
+  rec["id"] = "odd.bytes";
+  rec["status"] = "error";
+  rec["stderr"] = std::string("bad \xff\xfe byte, nul \x01 here, ok \xc3\xa9\n");
+  f.records = {rec};
+  render({f});
+  std::string d = detail_of("odd.bytes");
+  EXPECT_NE(d.find("bad \xef\xbf\xbd\xef\xbf\xbd byte, nul \xef\xbf\xbd here, ok \xc3\xa9\n"),
+            std::string::npos);
+}
+
+TEST_F(Report, FileNamesAreSafeAndDistinct) {
+  ResultsFile f = load("tests/data/results_pass.jsonl");
+  f.records.clear();
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"../../escape", ""},
+      {"a/b", "wave=8"},
+      {"a_b", "wave=8"},
+      {"A_B", "wave=8"},
+      {"a b<c>", "policy=x y"},
+      {".hidden", ""},
+      {"", ""},
+      {"dup", "k"},
+      {"dup", "k"},
+      {std::string(400, 'x'), std::string(300, 'y')},
+      {"con", "nul"}};
+  for (const auto& [id, key] : names) {
+    json::Value r;
+    r["id"] = id;
+    r["config_key"] = key;
+    r["status"] = "pass";
+    f.records.push_back(r);
+  }
+  render({f});
+  std::set<std::string> files;
+  std::regex safe("[a-z0-9_][a-z0-9._-]{0,200}\\.html");
+  for (const auto& e : fs::directory_iterator(dir_ / "tests")) {
+    std::string n = e.path().filename().string();
+    EXPECT_TRUE(std::regex_match(n, safe)) << n;
+    files.insert(n);
+  }
+  EXPECT_EQ(files.size(), names.size());  // one page per record, none overwritten
+  // Nothing was written outside the output folder.
+  EXPECT_FALSE(fs::exists(dir_.parent_path() / "escape.html"));
+  EXPECT_FALSE(fs::exists(dir_ / ".." / ".." / "escape.html"));
+  // Every link from the index resolves to a written page.
+  std::string index = page("index.html");
+  std::regex link("href=\"(tests/[^\"]+)\"");
+  size_t links = 0;
+  for (std::sregex_iterator it(index.begin(), index.end(), link), end; it != end; ++it, ++links)
+    EXPECT_TRUE(fs::is_regular_file(dir_ / (*it)[1].str())) << (*it)[1].str();
+  EXPECT_EQ(links, names.size());
+}
+
+TEST_F(Report, TruncatedResultsFileStillRenders) {
+  std::string text = read_all(test::source_path("tests/data/results_fail.jsonl"));
+  // Cut the last record in the middle: no summary, an incomplete last line.
+  size_t summary = text.rfind("{\"summary\"");
+  size_t last = text.rfind('\n', summary - 2) + 1;
+  std::string cut = text.substr(0, last + (summary - last) / 2);
+  fs::create_directories(dir_);
+  write_all(dir_ / "cut.jsonl", cut);
+  auto r = reports::read_results((dir_ / "cut.jsonl").string());
+  ASSERT_TRUE(std::holds_alternative<ResultsFile>(r)) << std::get<std::string>(r);
+  ResultsFile f = std::get<ResultsFile>(std::move(r));
+  EXPECT_FALSE(f.complete());
+  EXPECT_EQ(f.records.size(), 6u);
+  render({f});
+  std::string index = page("index.html");
+  EXPECT_EQ(count(index, "<tr data-name="), 6u);
+  EXPECT_NE(index.find("interrupted"), std::string::npos);
+}
+
+TEST_F(Report, MissingOrOddlyTypedFieldsDoNotCrash) {
+  ResultsFile f;
+  f.path = "odd.jsonl";
+  f.header = json::Value(json::Array{1, 2});  // not even an object
+  auto parse = [](const char* text) { return std::get<json::Value>(json::parse(text)); };
+  f.records = {
+      json::Value(),
+      parse("{}"),
+      parse("[1,2,3]"),
+      parse("{\"id\": 5, \"status\": 7}"),
+      parse("{\"id\": \"only.id\"}"),
+      parse(
+          R"({"id": "odd.types", "status": "fail", "config_key": ["x"], "title": {}, "clauses": "alu.add",
+                "features": [1, "alu", null], "config": [8], "expected": "completed", "actual": 42,
+                "reference": [], "first_diff": "buffer", "source": 12, "trace": "line",
+                "reference_trace": [1, {"a": 2}], "stderr": false, "checks": "many", "duration_ms": "slow",
+                "reproduce": null, "message": ["no"]})"),
+      parse(
+          R"({"id": "odd.diff", "status": "fail", "config": {"wave": 0, "warps": -3, "workgroups": 2},
+                "first_diff": {"kind": "buffer", "buffer": "out", "index": "13", "lane": "x", "warp": null},
+                "expected": {"buffers": {"out": {"values": "not an array"}, "v": 3}},
+                "actual": {"status": "completed", "buffers": {"out": {"type": 3, "values": [1, "two", null, {}]},
+                           "w": {"values": 1}, "x": []}}})"),
+      parse(
+          R"({"id": "odd.index", "status": "fail", "config": {"wave": 4, "warps": 1, "workgroups": 3},
+                "first_diff": {"kind": "buffer", "buffer": "out", "index": 99999999999, "lane": 1, "warp": 2},
+                "actual": {"buffers": {"out": {"type": "u32", "values": [1, 2, 3]}}}})"),
+      parse(
+          R"({"id": "odd.field", "status": "fail", "first_diff": {"kind": "field", "field": "buffer.out.length"},
+                "expected": {"status": "completed", "buffers": {"out": {"values": [1]}}},
+                "actual": {"status": "completed", "buffers": {}}})"),
+      parse(
+          R"({"id": "odd.field2", "status": "fail", "first_diff": {"kind": "field", "field": "buffer",
+                "expected": {"x": 1}, "actual": null}})"),
+  };
+  f.summary = json::Value("done");
+  render({f});
+  std::string index = page("index.html");
+  EXPECT_EQ(count(index, "<tr data-name="), f.records.size());
+  EXPECT_NE(index.find("(no id)"), std::string::npos);
+  EXPECT_NE(row("odd.diff").find("st st-fail"), std::string::npos);
+  EXPECT_NE(row("only.id").find("st st-other"), std::string::npos);  // no status
+  std::string d = detail_of("odd.types");
+  EXPECT_NE(d.find("</html>"), std::string::npos);
+  EXPECT_NE(detail_of("odd.index").find("</html>"), std::string::npos);
+  EXPECT_NE(detail_of("odd.field").find("</html>"), std::string::npos);
+  EXPECT_NE(detail_of("odd.field2").find("</html>"), std::string::npos);
+  // Also with no results files at all, and with no clauses.
+  render({}, {});
+  EXPECT_NE(page("index.html").find("No results files"), std::string::npos);
+}
+
+// Every value at every path (up to a depth) of `v`, replaced in turn by each of
+// `odd`: one mutated copy per replacement.
+void mutations(const json::Value& v, const std::vector<json::Value>& odd, int depth,
+               const std::function<void(json::Value)>& emit,
+               const std::function<json::Value(json::Value)>& wrap) {
+  for (const auto& o : odd) emit(wrap(o));
+  if (depth == 0) return;
+  if (v.is_object()) {
+    const auto& obj = v.as_object();
+    for (size_t i = 0; i < obj.size(); ++i)
+      mutations(obj[i].second, odd, depth - 1, emit, [&, i](json::Value x) {
+        json::Value copy = v;
+        copy.as_object()[i].second = std::move(x);
+        return wrap(std::move(copy));
+      });
+  } else if (v.is_array()) {
+    const auto& arr = v.as_array();
+    for (size_t i = 0; i < arr.size() && i < 2; ++i)
+      mutations(arr[i], odd, depth - 1, emit, [&, i](json::Value x) {
+        json::Value copy = v;
+        copy.as_array()[i] = std::move(x);
+        return wrap(std::move(copy));
+      });
+  }
+}
+
+TEST_F(Report, EveryFieldOddlyTypedStillRenders) {
+  ResultsFile f = load("tests/data/results_fail.jsonl");
+  std::vector<json::Value> odd = {json::Value(),
+                                  json::Value(-1),
+                                  json::Value(99999999999),
+                                  json::Value(2.5),
+                                  json::Value("<x>"),
+                                  json::Value(json::Array{}),
+                                  json::Value(json::Object{}),
+                                  json::Value(true)};
+  std::vector<json::Value> records;
+  for (const auto& rec : f.records)
+    mutations(
+        rec, odd, 4, [&](json::Value m) { records.push_back(std::move(m)); },
+        [](json::Value x) { return x; });
+  ASSERT_GT(records.size(), 1000u);
+  f.records = std::move(records);
+  render({f});
+  EXPECT_EQ(count(page("index.html"), "<tr data-name="), f.records.size());
+}
+
+TEST_F(Report, LargeBufferShowsAWindowAroundTheDifference) {
+  ResultsFile f = load("tests/data/results_pass.jsonl");
+  json::Value rec;
+  rec["id"] = "big.buffer";
+  rec["status"] = "fail";
+  rec["config"]["wave"] = 64;
+  json::Array vals;
+  for (int i = 0; i < 100000; ++i) vals.emplace_back(i);
+  rec["actual"]["buffers"]["out"]["type"] = "u32";
+  rec["actual"]["buffers"]["out"]["values"] = vals;
+  rec["first_diff"] = std::get<json::Value>(json::parse(
+      R"({"kind": "buffer", "buffer": "out", "index": 70000, "expected": 1, "actual": 70000, "lane": 48, "warp": 1093})"));
+  f.records = {rec};
+  render({f});
+  std::string d = detail_of("big.buffer");
+  EXPECT_NE(d.find("<tr id=\"first-diff\" class=\"diff\"><td>70000</td><td class=\"hl\">48</td>"
+                   "<td class=\"hl\">1093</td>"),
+            std::string::npos);
+  EXPECT_NE(d.find("elements 0 to 69743 not shown"), std::string::npos);
+  EXPECT_LT(d.size(), 200000u);
+}
+
+TEST_F(Report, UnwritableFolderIsAnError) {
+  fs::create_directories(dir_);
+  write_all(dir_ / "file", "x");
+  std::string err = reports::write_html({}, {}, (dir_ / "file").string());
+  EXPECT_NE(err, "");
+  EXPECT_NE(reports::write_html({}, {}, ""), "");
+}
+
+double seconds(const timeval& t) {
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+}
+
+// Thousands of configurations render quickly. The bound is on user CPU time
+// (generous, for sanitizer builds; a release build takes ~0.1 s): the kernel's
+// time to create 3000 files varies a lot with the file system's state.
+TEST_F(Report, ThreeThousandConfigurationsRenderQuickly) {
+  ResultsFile base = load("tests/data/results_fail.jsonl");
+  ResultsFile f = base;
+  f.records.clear();
+  for (int i = 0; i < 3000; ++i) {
+    json::Value r = base.records[static_cast<size_t>(i) % base.records.size()];
+    r["id"] = "gen.t" + std::to_string(i / 6);
+    r["config_key"] = "wave=" + std::to_string(8 << (i % 6));
+    f.records.push_back(std::move(r));
+  }
+  rusage u0{}, u1{};
+  ::getrusage(RUSAGE_SELF, &u0);
+  auto t0 = std::chrono::steady_clock::now();
+  render({f, base});
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ::getrusage(RUSAGE_SELF, &u1);
+  double user_ms = 1000 * (seconds(u1.ru_utime) - seconds(u0.ru_utime));
+  double sys_ms = 1000 * (seconds(u1.ru_stime) - seconds(u0.ru_stime));
+  std::printf("rendering 3000 + 7 records: %.0f ms (user %.0f ms, system %.0f ms)\n", ms, user_ms,
+              sys_ms);
+  EXPECT_LT(user_ms, 5000.0);
+  EXPECT_EQ(count(page("index.html"), "<tr data-name="), 3007u);
+}
+
+}  // namespace
+}  // namespace simt
