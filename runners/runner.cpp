@@ -60,6 +60,11 @@ json::Value Capabilities::to_json() const {
   return v;
 }
 
+std::vector<std::string> RunConfig::needs() const {
+  return {"wave:" + std::to_string(wave), "simd:" + std::to_string(simd),
+          "warps:" + std::to_string(uint64_t{warps} * workgroups), "policy:" + policy};
+}
+
 json::Value RunConfig::to_json() const {
   json::Value v;
   v["wave"] = wave;

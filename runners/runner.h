@@ -44,6 +44,9 @@ struct RunConfig {
   uint64_t max_steps = 10'000'000;
   json::Value to_json() const;
   static bool from_json(const json::Value& v, RunConfig& out, std::string& err);
+  // What running in this configuration requires of a runner (format.requires):
+  // "wave:W", "simd:S", "warps:N" (all workgroups together) and "policy:P".
+  std::vector<std::string> needs() const;
 };
 
 struct RunRequest {

@@ -21,15 +21,7 @@ struct RunSummary {
 };
 
 runners::ProcessSpec faulty(const std::string& fault, double timeout) {
-  std::string toml =
-      "name = \"faulty-" + fault + "\"\ncommand = \"" + std::string(SIMT_BINARY_DIR) +
-      "/simtspec-faulty\"\nargs = [\"--fault\", \"" + fault +
-      "\"]\ntimeout = " + std::to_string(timeout) +
-      "\n[capabilities]\nwaves = [1, 2, 4, 8, 16, 32, 64]\n"
-      "policies = [\"round_robin\", \"lowest_pc_first\", \"oldest_first\", \"random\"]\n"
-      "features = [\"alu\", \"mem\", \"xlane\", \"bar\", \"branch\"]\n"
-      "extras = [\"validate\", \"livelock\", \"trace\"]\n";
-  auto s = runners::parse_process_spec(toml, "faulty.toml");
+  auto s = runners::parse_process_spec(test::faulty_runner_toml(fault, timeout), "faulty.toml");
   EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(s));
   return std::get<runners::ProcessSpec>(s);
 }

@@ -28,20 +28,24 @@ Run run_unvalidated(std::string_view text) {
 }
 
 std::vector<uint32_t> words(const exec::Outcome& o, std::string_view buffer) {
-  for (const auto& b : o.buffers) {
-    if (b.name != buffer) continue;
-    std::vector<uint32_t> out;
-    for (size_t i = 0; i + 4 <= b.bytes.size(); i += 4)
-      out.push_back(uint32_t{b.bytes[i]} | uint32_t{b.bytes[i + 1]} << 8 |
-                    uint32_t{b.bytes[i + 2]} << 16 | uint32_t{b.bytes[i + 3]} << 24);
-    return out;
-  }
+  if (auto w = o.words(buffer)) return *w;
   ADD_FAILURE() << "no output buffer named " << buffer;
   return {};
 }
 
 std::string source_path(std::string_view relative) {
   return std::string(SIMT_SOURCE_DIR) + "/" + std::string(relative);
+}
+
+std::string faulty_runner_toml(std::string_view fault, double timeout) {
+  const std::string f(fault);
+  return "name = \"faulty-" + f + "\"\ncommand = \"" + std::string(SIMT_BINARY_DIR) +
+         "/simtspec-faulty\"\nargs = [\"--fault\", \"" + f +
+         "\"]\ntimeout = " + std::to_string(timeout) +
+         "\n[capabilities]\nwaves = [1, 2, 4, 8, 16, 32, 64]\n"
+         "policies = [\"round_robin\", \"lowest_pc_first\", \"oldest_first\", \"random\"]\n"
+         "features = [\"alu\", \"mem\", \"xlane\", \"bar\", \"branch\"]\n"
+         "extras = [\"validate\", \"livelock\", \"trace\"]\n";
 }
 
 }  // namespace simt::test

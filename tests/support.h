@@ -31,4 +31,9 @@ std::vector<uint32_t> words(const exec::Outcome& o, std::string_view buffer);
 // Path of a file in the source tree.
 std::string source_path(std::string_view relative);
 
+// A runner description (TOML, runner.process.toml) of the test-only faulty
+// implementation with one named fault ("none": the reference behind the
+// protocol), claiming every capability of the machine so far.
+std::string faulty_runner_toml(std::string_view fault, double timeout = 20);
+
 }  // namespace simt::test

@@ -5,6 +5,18 @@
 
 namespace simt::exec {
 
+std::optional<std::vector<uint32_t>> Outcome::words(std::string_view buffer) const {
+  for (const auto& b : buffers) {
+    if (b.name != buffer) continue;
+    std::vector<uint32_t> w(b.bytes.size() / 4);
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = uint32_t{b.bytes[4 * i]} | uint32_t{b.bytes[4 * i + 1]} << 8 |
+             uint32_t{b.bytes[4 * i + 2]} << 16 | uint32_t{b.bytes[4 * i + 3]} << 24;
+    return w;
+  }
+  return std::nullopt;
+}
+
 std::string_view status_name(Status s) {
   switch (s) {
     case Status::Completed:

@@ -50,6 +50,9 @@ struct Outcome {
   bool same_result(const Outcome& o) const {
     return status == o.status && event == o.event && buffers == o.buffers;
   }
+  // The contents of an output buffer as little-endian 32-bit words
+  // (state.memory.buffer); nothing if there is no output buffer of that name.
+  std::optional<std::vector<uint32_t>> words(std::string_view buffer) const;
 };
 
 struct TraceRecord {

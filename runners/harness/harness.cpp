@@ -198,12 +198,7 @@ Prepared prepare(const Case& c, const Options& o) {
   p.layout.cores = cfg.cores;
   // A configuration outside the architecture's limits is something to reject, not
   // a capability to have: then only `validate` is needed (format.requires).
-  if (!exec::check(cfg) && exec::find_policy(p.config.policy)) {
-    p.needs.push_back("wave:" + std::to_string(p.config.wave));
-    p.needs.push_back("simd:" + std::to_string(p.config.simd));
-    p.needs.push_back("warps:" + std::to_string(uint64_t{p.config.warps} * p.config.workgroups));
-    p.needs.push_back("policy:" + p.config.policy);
-  }
+  if (!exec::check(cfg) && exec::find_policy(p.config.policy)) p.needs = p.config.needs();
   for (const auto& f : t.features) p.needs.push_back("feature:" + f);
   for (const auto& m : mnemonics) p.needs.push_back("instr:" + m);
   if (t.expect.status == "rejected") p.needs.push_back("validate");
