@@ -32,8 +32,8 @@ using json::Value;
 constexpr std::array<std::string_view, 6> kStatuses{"pass",  "fail",  "unsupported",
                                                     "error", "xfail", "xpass"};
 // Chapters whose clauses describe tooling and are checked by unit tests.
-constexpr std::array<std::string_view, 3> kToolingChapters{"testformat.md", "runner.md",
-                                                           "results.md"};
+constexpr std::array<std::string_view, 4> kToolingChapters{"testformat.md", "runner.md",
+                                                           "results.md", "oracles.md"};
 constexpr size_t kMaxBufferRows = 1024;  // larger buffers show a window around the difference
 constexpr size_t kBufferWindow = 256;
 
@@ -640,7 +640,8 @@ void coverage_summary(Html& h, const std::map<std::string, Clause>& clauses,
   }
   if (clauses.empty()) h << "<p class=\"warn\">No spec clauses were loaded.</p>\n";
   h << "<p class=\"note\">Tooling clauses (text starting with <em>(tooling)</em>, and the "
-       "chapters testformat.md, runner.md and results.md) are checked by the unit tests.</p>\n";
+       "chapters testformat.md, runner.md, results.md and oracles.md) are checked by the unit "
+       "tests.</p>\n";
 }
 
 void coverage_table_head(Html& h, const Model& m, bool with_text) {

@@ -55,7 +55,7 @@ std::map<std::string, std::string> defined_clauses() {
 
 const std::regex& citation_re() {
   static const std::regex re(
-      R"(\b((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results)(\.[a-z0-9_]+)+)(\.\*)?)");
+      R"(\b((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results|oracle)(\.[a-z0-9_]+)+)(\.\*)?)");
   return re;
 }
 
@@ -120,7 +120,7 @@ TEST(SpecClauses, CitationsInSpecAndCodeAreDefined) {
       // In the spec only bracketed references count: [alu.add].
       std::string text = slurp(e.path());
       std::regex ref(
-          R"(\[((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results)(\.[a-z0-9_]+)+)\])");
+          R"(\[((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results|oracle)(\.[a-z0-9_]+)+)\])");
       for (std::sregex_iterator it(text.begin(), text.end(), ref), end; it != end; ++it)
         EXPECT_TRUE((*it)[1].str().ends_with(".md") || defined.count((*it)[1].str()))
             << e.path().filename() << " refers to undefined clause " << (*it)[1];

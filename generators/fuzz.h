@@ -1,0 +1,77 @@
+// The fuzz driver behind `simtspec fuzz` (spec/oracles.md, oracle.fuzz): generate
+// programs from seeds, check invariants, shrink failures and write them as
+// regression tests.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "oracles.h"
+#include "program.h"
+
+namespace simt::gen {
+
+struct FuzzOptions {
+  std::vector<std::string> invariants;  // names; must exist
+  uint64_t seed = 0;                    // program k of an invariant uses seed + k
+  uint64_t count = 100;                 // programs per invariant (0: until the time is up)
+  double seconds = 0;                   // stop after this long (0: no limit)
+  uint32_t jobs = 1;
+  int max_size = 100;  // RapidCheck size: 1 + (program seed mod max_size)
+  size_t max_shrink_attempts = 5000;
+  std::string out_dir;                // where shrunk failures are written ("" = nowhere)
+  runners::Runner* runner = nullptr;  // for differential
+  std::string runner_arg;             // how the user named the runner, for the reproduce line
+};
+
+struct FuzzFailure {
+  std::string invariant;
+  uint64_t seed =
+      0;  // the program seed: `simtspec fuzz --invariant X --seed S --count 1` repeats it
+  int size = 0;
+  std::string message;           // of the shrunk program
+  std::string original_message;  // of the program as generated
+  Program original, shrunk;
+  size_t original_instructions = 0, shrunk_instructions = 0;
+  size_t shrink_attempts = 0;
+  std::string file;  // the regression test written, if any
+};
+
+struct InvariantStats {
+  uint64_t programs = 0;           // generated, including unsupported ones
+  uint64_t unsupported = 0;        // not run: the runner lacks a capability they need
+  std::string unsupported_reason;  // the first such
+  uint64_t failures = 0;
+  double seconds = 0;  // summed over jobs
+};
+
+struct FuzzResult {
+  std::map<std::string, InvariantStats> stats;
+  std::vector<FuzzFailure> failures;
+  uint64_t programs = 0;
+  double seconds = 0;  // wall time
+};
+
+// The seed and size of program k (oracle.fuzz.seeds).
+uint64_t program_seed(uint64_t base, uint64_t k);
+int program_size(uint64_t seed, int max_size);
+
+// Generates program `seed` for an invariant (thread-safe).
+// With `caps`, within the capabilities of the implementation under test.
+Program generate_one(const Invariant& inv, uint64_t seed, int max_size,
+                     const runners::Capabilities* caps = nullptr);
+// Generates program `seed` for an invariant and checks it (differential: within
+// the runner's capabilities).
+Check check_one(const Invariant& inv, uint64_t seed, int max_size, runners::Runner* runner,
+                Program* out = nullptr);
+
+FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string&)>& log);
+
+// The regression test for a failure, in the suite's format (oracle.regress).
+std::string regression_test(const FuzzFailure& f, const Check& expected,
+                            const std::string& runner_name);
+
+}  // namespace simt::gen

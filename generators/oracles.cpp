@@ -1,0 +1,282 @@
+#include "oracles.h"
+
+#include "compare.h"
+#include "evaluator.h"
+#include "exec/machine.h"
+#include "host/host.h"
+#include "isa/isa.h"
+#include "reference.h"
+#include "text/parser.h"
+#include "text/printer.h"
+
+namespace simt::gen {
+
+namespace {
+
+using exec::Machine;
+
+Check fail(std::string m) {
+  Check c;
+  c.ok = false;
+  c.message = std::move(m);
+  return c;
+}
+
+// Loads generated text; a program the generator made must always load.
+std::optional<host::Loaded> load(const std::string& text, Check& c, host::LoadOptions opt = {}) {
+  auto r = host::load(text, opt);
+  if (!r.loaded) {
+    c = fail("the generated program does not load:\n" + r.diags.format("generated"));
+    return std::nullopt;
+  }
+  return std::move(r.loaded);
+}
+
+std::string show(const model::Outcome& o) {
+  return json::dump(model::to_json(o)).substr(0, 600);
+}
+
+std::string first_difference(const std::string& buffer, const std::vector<uint32_t>& want,
+                             const std::vector<uint32_t>& got, uint32_t threads, uint32_t wave) {
+  if (want.size() != got.size())
+    return buffer + " has " + std::to_string(got.size()) + " words, expected " +
+           std::to_string(want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    if (want[i] != got[i]) {
+      size_t t = threads ? i % threads : i;
+      return buffer + "[" + std::to_string(i) + "] (thread " + std::to_string(t) + ", lane " +
+             std::to_string(t % wave) + ") is " + std::to_string(got[i]) + ", expected " +
+             std::to_string(want[i]);
+    }
+  return "";
+}
+
+// oracle.invariant.sequential
+Check sequential(const Program& p, const std::string& text, OracleContext&) {
+  Check c;
+  if (communicates(p)) return fail("sequential needs a program whose lanes do not communicate");
+  auto loaded = load(text, c);
+  if (!loaded) return c;
+  Expected want = evaluate_sequential(p);
+  if (!want.error.empty())
+    return fail("the sequential evaluator cannot run this program: " + want.error);
+  model::Outcome exp;
+  exp.status = "completed";
+  exp.buffers.push_back({"out", "u32", std::vector<int64_t>(want.out.begin(), want.out.end())});
+  if (!want.scratch.empty())
+    exp.buffers.push_back(
+        {"scratch", "u32", std::vector<int64_t>(want.scratch.begin(), want.scratch.end())});
+  c.expected = exp;
+  Machine m(loaded->program);
+  exec::Outcome o = m.run();
+  if (o.status != exec::Status::Completed)
+    return c.ok = false,
+           c.message = "the SIMT run ends " + std::string(exec::status_name(o.status)) +
+                       "; every lane alone completes",
+           c;
+  for (const auto& [name, w] :
+       {std::pair<std::string, const std::vector<uint32_t>*>{"out", &want.out},
+        {"scratch", &want.scratch}}) {
+    if (name == "scratch" && w->empty()) continue;
+    auto got = o.words(name);
+    if (!got) return c.ok = false, c.message = "the SIMT run has no buffer " + name, c;
+    std::string d = first_difference(name, *w, *got, p.threads(), p.wave);
+    if (!d.empty()) return c.ok = false, c.message = "SIMT and per-lane results differ: " + d, c;
+  }
+  return c;
+}
+
+// oracle.invariant.scheduler
+Check scheduler(const Program&, const std::string& text, OracleContext&) {
+  Check c;
+  struct Run {
+    exec::Policy policy;
+    uint64_t seed;
+  };
+  const Run runs[] = {{exec::Policy::RoundRobin, 0},  {exec::Policy::LowestPcFirst, 0},
+                      {exec::Policy::OldestFirst, 0}, {exec::Policy::Random, 1},
+                      {exec::Policy::Random, 2},      {exec::Policy::Random, 3}};
+  auto loaded = load(text, c);
+  if (!loaded) return c;
+  std::optional<exec::Outcome> first;
+  for (const auto& r : runs) {
+    // The same predecoded program under another policy: only the launch
+    // configuration differs (as `--policy P --seed N` would make it).
+    auto program = std::make_shared<exec::Program>(*loaded->program);
+    program->config.policy = r.policy;
+    program->config.seed = r.seed;
+    Machine m(program);
+    exec::Outcome o = m.run();
+    std::string name = std::string(exec::policy_name(r.policy)) +
+                       (r.policy == exec::Policy::Random ? " seed " + std::to_string(r.seed) : "");
+    if (!first) {
+      first = o;
+      c.expected = runners::to_model(o);
+      c.policies = {"round_robin", "lowest_pc_first", "oldest_first", "random"};
+      continue;
+    }
+    if (!o.same_result(*first))
+      return c.ok = false,
+             c.message = "outcome under " + name +
+                         " differs from round_robin: " + show(runners::to_model(o)) + " vs " +
+                         show(*c.expected),
+             c;
+  }
+  return c;
+}
+
+// oracle.invariant.snapshot
+Check snapshot(const Program&, const std::string& text, OracleContext& ctx) {
+  Check c;
+  auto loaded = load(text, c);
+  if (!loaded) return c;
+  auto prog = loaded->program;
+  std::vector<std::string> trace;
+  Machine full(prog);
+  full.set_trace(
+      [&](const exec::TraceRecord& r) { trace.push_back(exec::format_trace(*prog, r)); });
+  exec::Outcome o = full.run();
+  c.expected = runners::to_model(o);
+  const uint64_t k = ctx.seed % (o.steps + 1);
+  Machine a(prog);
+  a.advance(k);
+  exec::Snapshot s = a.snapshot();
+  Machine b(prog);
+  if (!b.restore(s))
+    return c.ok = false, c.message = "restore refused a snapshot of the same program", c;
+  if (!(b.state() == a.state()) || b.hash() != a.hash())
+    return c.ok = false,
+           c.message = "the restored state differs from the snapshot at step " + std::to_string(k),
+           c;
+  std::vector<std::string> after;
+  b.set_trace([&](const exec::TraceRecord& r) { after.push_back(exec::format_trace(*prog, r)); });
+  exec::Outcome ob = b.run();
+  if (!ob.same_result(o) || ob.steps != o.steps)
+    return c.ok = false,
+           c.message = "after a snapshot at step " + std::to_string(k) +
+                       " and restore, the outcome is " + show(runners::to_model(ob)) +
+                       ", uninterrupted " + show(*c.expected),
+           c;
+  std::vector<std::string> suffix(
+      trace.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(k, trace.size())),
+      trace.end());
+  if (after != suffix) {
+    size_t i = 0;
+    while (i < after.size() && i < suffix.size() && after[i] == suffix[i]) ++i;
+    return c.ok = false,
+           c.message = "after restore at step " + std::to_string(k) +
+                       " the trace differs at line " + std::to_string(k + i) + ": '" +
+                       (i < after.size() ? after[i] : "<end>") + "' vs '" +
+                       (i < suffix.size() ? suffix[i] : "<end>") + "'",
+           c;
+  }
+  return c;
+}
+
+// oracle.invariant.expansion
+Check expansion(const Program&, const std::string& text, OracleContext&) {
+  Check c;
+  auto structured = load(text, c);
+  if (!structured) return c;
+  std::string expanded_text = text::print(structured->expanded);
+  auto expanded = load(expanded_text, c);
+  if (!expanded) return c.message = "the printed expansion does not load: " + c.message, c;
+  Machine m1(structured->program), m2(expanded->program);
+  exec::Outcome o1 = m1.run(), o2 = m2.run();
+  c.expected = runners::to_model(o1);
+  if (!o1.same_result(o2))
+    return c.ok = false,
+           c.message =
+               "structured " + show(*c.expected) + " but expanded " + show(runners::to_model(o2)),
+           c;
+  if (structured->program->size() != expanded->program->size())
+    return c.ok = false,
+           c.message = "the expansion has a different number of instructions when re-read", c;
+  return c;
+}
+
+// oracle.invariant.roundtrip
+Check roundtrip(const Program&, const std::string& text, OracleContext&) {
+  Check c;
+  auto first = text::parse(text);
+  if (!first.ok())
+    return fail("the generated text does not parse:\n" + first.diags.format("generated"));
+  std::string printed = text::print(first.program);
+  auto second = text::parse(printed);
+  if (!second.ok())
+    return fail("the printed program does not parse:\n" + second.diags.format("printed"));
+  if (!(second.program == first.program)) return fail("print then parse gives a different program");
+  if (text::print(second.program) != printed)
+    return fail("printing the re-read program gives different text");
+  auto loaded = load(text, c);
+  if (!loaded) return c;
+  Machine m(loaded->program);
+  c.expected = runners::to_model(m.run());
+  return c;
+}
+
+// oracle.invariant.differential
+Check differential(const Program& p, const std::string& text, OracleContext& ctx) {
+  Check c;
+  if (!ctx.runner) return fail("differential needs an implementation to compare (--runner)");
+  auto loaded = load(text, c);
+  if (!loaded) return c;
+  runners::RunRequest req;
+  req.program = text;
+  req.config = runners::run_config(loaded->config);
+  std::vector<std::string> needs = req.config.needs();
+  const Uses uses = uses_of(*loaded->program);
+  for (const auto& f : uses.features) needs.push_back("feature:" + f);
+  for (const auto& m : uses.mnemonics) needs.push_back("instr:" + m);
+  if (auto miss = ctx.runner->capabilities().missing(needs)) {
+    c.unsupported = "the runner lacks " + *miss;
+    return c;
+  }
+  runners::RunResult ref = runners::run_loaded(loaded->program, false);
+  c.expected = ref.outcome;
+  runners::RunResult got = ctx.runner->run(req);
+  if (got.kind == runners::RunResult::Kind::Error)
+    return c.ok = false,
+           c.message = ctx.runner->name() + " failed to run the program: " + got.message, c;
+  harness::Layout l;
+  l.wave = p.wave;
+  l.simd = p.wave;
+  l.warps = p.warps;
+  l.workgroups = p.workgroups;
+  harness::Verdict v = harness::compare_with_reference(ref, got, l);
+  if (!v.ok) return c.ok = false, c.message = ctx.runner->name() + ": " + v.message, c;
+  return c;
+}
+
+}  // namespace
+
+Uses uses_of(const exec::Program& p) {
+  Uses u;
+  for (const auto& in : p.insns) {
+    const isa::OpInfo& i = isa::info(in.op);
+    if (!i.clause.empty()) u.clauses.insert(std::string(i.clause));
+    u.features.insert(std::string(isa::feature_name(i.feature)));
+    u.mnemonics.insert(std::string(i.mnemonic));
+  }
+  return u;
+}
+
+const std::vector<Invariant>& invariants() {
+  static const std::vector<Invariant> all = {
+      {"sequential", {"exec.form", "branch.struct.if", "branch.struct.loop"}, sequential},
+      {"scheduler", {"exec.sched.independence"}, scheduler},
+      {"snapshot", {"exec.snapshot"}, snapshot},
+      {"expansion", {"branch.struct.expand"}, expansion},
+      {"roundtrip", {"syntax.print.roundtrip"}, roundtrip},
+      {"differential", {"exec.outcome"}, differential},
+  };
+  return all;
+}
+
+const Invariant* find_invariant(const std::string& name) {
+  for (const auto& i : invariants())
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+}  // namespace simt::gen

@@ -1,0 +1,55 @@
+// Invariant oracles (spec/oracles.md, oracle.invariant.*): properties every
+// generated program must satisfy. Each check runs the program as printed text
+// through the whole pipeline, so a failure is reproducible from the text alone.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "exec/program.h"
+#include "model.h"
+#include "program.h"
+#include "runner.h"
+
+namespace simt::gen {
+
+struct Check {
+  bool ok = true;
+  std::string message;  // what went wrong, for people
+  // The outcome the program must have, for a regression test (oracle.regress):
+  // the oracle's own expectation where it has one, else the reference's outcome.
+  std::optional<model::Outcome> expected;
+  std::vector<std::string> policies;  // scheduler: the policies the test must run under
+  // differential: non-empty (and ok) when the implementation lacks a capability
+  // the program needs, e.g. "the runner lacks wave:64" (oracle.invariant.differential).
+  std::string unsupported;
+};
+
+// What a loaded program uses, from the instruction table (isa.table).
+struct Uses {
+  std::set<std::string> clauses, features, mnemonics;
+};
+Uses uses_of(const exec::Program& p);
+
+struct OracleContext {
+  runners::Runner* runner = nullptr;  // differential: the implementation under test
+  uint64_t seed = 0;                  // choices inside a check (e.g. the snapshot step)
+};
+
+using Oracle = std::function<Check(const Program&, const std::string& text, OracleContext&)>;
+
+struct Invariant {
+  std::string name;
+  std::vector<std::string> clauses;  // what a regression test from it cites
+  Oracle check;
+};
+
+// sequential, scheduler, snapshot, expansion, roundtrip, differential.
+const std::vector<Invariant>& invariants();
+const Invariant* find_invariant(const std::string& name);
+
+}  // namespace simt::gen

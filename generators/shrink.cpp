@@ -1,0 +1,235 @@
+#include "shrink.h"
+
+#include "host/host.h"
+
+namespace simt::gen {
+
+namespace {
+
+// A path to a statement: indices into nested bodies. Body 0 is `body`, 1 is `other`.
+struct Where {
+  int function = -1;                          // -1: main
+  std::vector<std::pair<size_t, int>> steps;  // (index in the enclosing list, which body of it)
+  size_t index = 0;                           // index in the innermost list
+};
+
+std::vector<Stmt>& list_at(Program& p, const Where& w) {
+  std::vector<Stmt>* l = w.function < 0 ? &p.main : &p.functions[static_cast<size_t>(w.function)];
+  for (const auto& [i, which] : w.steps) l = which == 0 ? &(*l)[i].body : &(*l)[i].other;
+  return *l;
+}
+
+void collect(const std::vector<Stmt>& l, Where base, std::vector<Where>& out) {
+  for (size_t i = 0; i < l.size(); ++i) {
+    Where w = base;
+    w.index = i;
+    out.push_back(w);
+    for (int which : {0, 1}) {
+      const auto& child = which == 0 ? l[i].body : l[i].other;
+      if (child.empty()) continue;
+      Where inner = base;
+      inner.steps.push_back({i, which});
+      collect(child, inner, out);
+    }
+  }
+}
+
+std::vector<Where> all_statements(const Program& p) {
+  std::vector<Where> out;
+  collect(p.main, Where{}, out);
+  for (size_t f = 0; f < p.functions.size(); ++f) {
+    Where w;
+    w.function = static_cast<int>(f);
+    collect(p.functions[f], w, out);
+  }
+  return out;
+}
+
+// Operands shrink towards 0, then 1, then %lane: each step lowers this rank, so
+// shrinking cannot cycle.
+int rank(const Operand& o) {
+  if (o.k == Operand::K::Imm && o.v == 0) return 0;
+  if (o.k == Operand::K::Imm && o.v == 1) return 1;
+  if (o.k == Operand::K::Lane) return 2;
+  return 3;
+}
+
+int op_rank(const std::string& op) {
+  return op == "mov" ? 0 : op == "add" ? 1 : 2;
+}
+
+void resize_input(Program& p) {
+  if (!p.input.empty()) p.input.resize(p.threads(), 0);
+}
+
+}  // namespace
+
+std::vector<Program> simplifications(const Program& p) {
+  std::vector<Program> out;
+  auto with = [&](auto&& edit) {
+    Program q = p;
+    edit(q);
+    if (!(q == p)) out.push_back(std::move(q));
+  };
+  // Launch configuration: fewer warps and lanes, default policy and depth.
+  if (p.workgroups > 1)
+    with([](Program& q) {
+      q.workgroups = 1;
+      resize_input(q);
+    });
+  if (p.warps > 1)
+    with([](Program& q) {
+      q.warps = 1;
+      resize_input(q);
+    });
+  if (p.warps > 2)
+    with([](Program& q) {
+      q.warps = 2;
+      resize_input(q);
+    });
+  for (uint32_t w : {1u, 2u, 4u, 8u})
+    if (w < p.wave)
+      with([w](Program& q) {
+        q.wave = w;
+        resize_input(q);
+      });
+  if (p.policy != "round_robin")
+    with([](Program& q) {
+      q.policy = "round_robin";
+      q.seed = 0;
+    });
+  if (p.mask_depth) with([](Program& q) { q.mask_depth = 0; });
+  // Whole functions, then statements (outermost first), then hoisting bodies.
+  for (size_t f = p.functions.size(); f-- > 0;)
+    with([f](Program& q) {
+      q.functions.erase(q.functions.begin() + static_cast<std::ptrdiff_t>(f));
+    });
+  auto stmts = all_statements(p);
+  for (const auto& w : stmts)
+    with([&](Program& q) {
+      auto& l = list_at(q, w);
+      l.erase(l.begin() + static_cast<std::ptrdiff_t>(w.index));
+    });
+  for (const auto& w : stmts)
+    for (int which : {0, 1})
+      with([&](Program& q) {
+        auto& l = list_at(q, w);
+        Stmt s = l[w.index];
+        if (s.kind != Kind::If && s.kind != Kind::Loop) return;
+        const auto& inner = which == 0 ? s.body : s.other;
+        if (which == 1 && !s.has_else) return;
+        l.erase(l.begin() + static_cast<std::ptrdiff_t>(w.index));
+        l.insert(l.begin() + static_cast<std::ptrdiff_t>(w.index), inner.begin(), inner.end());
+      });
+  // A loop becomes an if that is never taken: its body still runs once with no
+  // active lane (branch.struct.empty), in fewer instructions. Memory and
+  // cross-lane statements become plainer kinds.
+  for (const auto& w : stmts)
+    with([&](Program& q) {
+      Stmt& s = list_at(q, w)[w.index];
+      if (s.kind != Kind::Loop) return;
+      s.kind = Kind::If;
+      s.cond = Cond{};
+      s.cond.cmp = "cmp.lt";
+      s.cond.a = s.cond.b = Operand{Operand::K::Imm, 0};
+      s.has_else = false;
+      // break/continue have no loop left: drop them from this level.
+      std::erase_if(
+          s.body, [](const Stmt& b) { return b.kind == Kind::Break || b.kind == Kind::Continue; });
+    });
+  for (const auto& w : stmts)
+    with([&](Program& q) {
+      Stmt& s = list_at(q, w)[w.index];
+      switch (s.kind) {
+        case Kind::SharedStore:
+          s.kind = Kind::StoreScratch, s.slot = 0;
+          break;
+        case Kind::SharedLoad:
+        case Kind::Exchange:
+          s.kind = Kind::LoadScratch, s.slot = 0;
+          break;
+        case Kind::Shfl:
+        case Kind::ShflXor:
+        case Kind::ReadLane:
+        case Kind::Ballot:
+        case Kind::Vote:
+        case Kind::LoadInput:
+        case Kind::LoadScratch:
+        case Kind::Select:
+          s.kind = Kind::Alu, s.op = "mov";
+          break;
+        default:
+          break;
+      }
+    });
+  // Smaller pieces of statements.
+  const Operand zero{Operand::K::Imm, 0}, one{Operand::K::Imm, 1};
+  for (const auto& w : stmts) {
+    auto edit = [&](auto&& f) { with([&](Program& q) { f(list_at(q, w)[w.index]); }); };
+    edit([](Stmt& s) { s.has_else = false, s.other.clear(); });
+    edit([](Stmt& s) { s.limit_reg = false; });
+    edit([](Stmt& s) { s.limit = std::min(s.limit, 1); });
+    edit([](Stmt& s) { s.cond.negate = false; });
+    edit([](Stmt& s) { s.cond.reuse = false; });
+    edit([](Stmt& s) { s.cond.pred = 0; });
+    for (const Operand& o : {zero, one, Operand{Operand::K::Lane, 0}}) {
+      edit([&](Stmt& s) {
+        if (rank(o) < rank(s.a)) s.a = o;
+      });
+      edit([&](Stmt& s) {
+        if (rank(o) < rank(s.b)) s.b = o;
+      });
+      edit([&](Stmt& s) {
+        if (rank(o) < rank(s.cond.a)) s.cond.a = o;
+      });
+      edit([&](Stmt& s) {
+        if (rank(o) < rank(s.cond.b)) s.cond.b = o;
+      });
+    }
+    edit([](Stmt& s) { s.dst = 0; });
+    edit([](Stmt& s) { s.slot = 0; });
+    edit([](Stmt& s) {
+      if (s.kind == Kind::Alu && op_rank(s.op) > 1) s.op = "add";
+    });
+    edit([](Stmt& s) {
+      if (s.kind == Kind::Alu && op_rank(s.op) > 0) s.op = "mov";
+    });
+  }
+  // Fewer data registers, plainer input.
+  for (int n = 1; n < p.nregs; ++n) with([n](Program& q) { q.nregs = n; });
+  with([](Program& q) { q.input.clear(); });
+  with([](Program& q) { std::fill(q.input.begin(), q.input.end(), 0u); });
+  return out;
+}
+
+size_t instruction_count(const Program& p) {
+  auto r = host::load(print(p));
+  return r.loaded ? r.loaded->program->size() : 0;
+}
+
+Program shrink(const Program& p, const std::function<bool(const Program&)>& fails,
+               size_t max_attempts, ShrinkStats* stats) {
+  Program cur = p;
+  ShrinkStats st;
+  bool progress = true;
+  while (progress && st.attempts < max_attempts) {
+    progress = false;
+    for (auto& cand : simplifications(cur)) {
+      if (st.attempts >= max_attempts) break;
+      // Only candidates that are still valid programs count (e.g. hoisting a
+      // loop body can leave a break outside any loop).
+      if (!host::load(print(cand)).loaded) continue;
+      ++st.attempts;
+      if (fails(cand)) {
+        cur = std::move(cand);
+        ++st.accepted;
+        progress = true;
+        break;
+      }
+    }
+  }
+  if (stats) *stats = st;
+  return cur;
+}
+
+}  // namespace simt::gen

@@ -1,0 +1,27 @@
+// Structural shrinking (spec/oracles.md, oracle.shrink): simplifies a failing
+// structured program step by step, keeping each simplification that still
+// prints to a valid program and still fails, until none does.
+#pragma once
+
+#include <functional>
+
+#include "program.h"
+
+namespace simt::gen {
+
+struct ShrinkStats {
+  size_t attempts = 0;  // candidates tried
+  size_t accepted = 0;  // simplifications kept
+};
+
+// `fails` must be deterministic. Stops after `max_attempts` candidates.
+Program shrink(const Program& p, const std::function<bool(const Program&)>& fails,
+               size_t max_attempts, ShrinkStats* stats = nullptr);
+
+// Every one-step simplification of p, most aggressive first.
+std::vector<Program> simplifications(const Program& p);
+
+// Instructions of the predecoded program the text gives (0 if it does not load).
+size_t instruction_count(const Program& p);
+
+}  // namespace simt::gen

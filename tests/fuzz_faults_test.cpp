@@ -1,0 +1,93 @@
+// The oracles can fail (oracle.invariant.differential, oracle.shrink,
+// oracle.regress): `simtspec fuzz --invariant differential` against each planted
+// fault of the faulty implementation finds it within a bounded budget, shrinks
+// it to at most 12 instructions, and writes a regression test that the reference
+// passes and the faulty implementation fails.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "fuzz.h"
+#include "harness.h"
+#include "lint.h"
+#include "process.h"
+#include "shrink.h"
+#include "support.h"
+
+namespace simt {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kBudget = 4000;  // programs per fault
+constexpr size_t kMaxInstructions = 12;
+
+std::unique_ptr<runners::Runner> faulty(const std::string& fault) {
+  auto spec = runners::parse_process_spec(test::faulty_runner_toml(fault), fault + ".toml");
+  EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
+  return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
+}
+
+class FuzzFault : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FuzzFault, IsFoundShrunkAndWrittenAsARegressionTest) {
+  const std::string fault = GetParam();
+  fs::path dir =
+      fs::temp_directory_path() / ("simtspec_fuzz_" + fault + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto runner = faulty(fault);
+  gen::FuzzOptions o;
+  o.invariants = {"differential"};
+  o.seed = 20261122;
+  o.count = kBudget;
+  o.jobs = 2;
+  o.runner = runner.get();
+  o.out_dir = dir.string();
+  std::string log;
+  gen::FuzzResult r = gen::fuzz(o, [&](const std::string& l) { log += l + "\n"; });
+  ASSERT_EQ(r.failures.size(), 1u) << fault << " was not found in " << r.programs << " programs\n"
+                                   << log;
+  const gen::FuzzFailure& f = r.failures[0];
+  EXPECT_LE(f.shrunk_instructions, kMaxInstructions) << gen::print(f.shrunk) << log;
+  EXPECT_GT(f.shrunk_instructions, 0u);
+  // The printed seed reproduces the original failure.
+  gen::Check again =
+      gen::check_one(*gen::find_invariant("differential"), f.seed, o.max_size, runner.get());
+  EXPECT_FALSE(again.ok) << "seed " << f.seed << " does not reproduce";
+  // The regression test: lints, passes on the reference, fails on the fault.
+  ASSERT_FALSE(f.file.empty());
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  ASSERT_EQ(suite.tests.size(), 1u);
+  EXPECT_TRUE(suite.tests[0].generated);
+  auto issues = harness::lint(suite, harness::load_clauses(test::source_path("spec")));
+  for (const auto& i : issues) ADD_FAILURE() << i.file << ":" << i.line << ": " << i.message;
+  harness::Options ho;
+  auto reference = runners::make_reference_runner();
+  auto on_ref =
+      harness::run(*reference, suite, harness::select(suite, ho), ho, [](const json::Value&) {});
+  EXPECT_TRUE(on_ref.ok()) << f.file;
+  auto on_fault =
+      harness::run(*runner, suite, harness::select(suite, ho), ho, [](const json::Value&) {});
+  EXPECT_GT(on_fault.counts["fail"], 0u) << f.file;
+  runner->shutdown();
+  std::cout << fault << ": found after " << r.programs << " programs, " << f.original_instructions
+            << " -> " << f.shrunk_instructions << " instructions in " << f.shrink_attempts
+            << " attempts\n"
+            << gen::print(f.shrunk);
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, FuzzFault,
+                         ::testing::Values("invert-all", "cbr-empty-taken", "readlane-off-by-one",
+                                           "cmp-unsigned", "barrier-early", "mask-overflow-late",
+                                           "shfl-stale", "store-lowest-wins"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (auto& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace simt

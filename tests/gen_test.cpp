@@ -1,0 +1,306 @@
+// Generators, invariant oracles, the shrinker and regression files
+// (spec/oracles.md). The properties run with the fixed seed CI sets in RC_PARAMS.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fuzz.h"
+#include "generate.h"
+#include "harness.h"
+#include "host/host.h"
+#include "lint.h"
+#include "oracles.h"
+#include "process.h"
+#include "shrink.h"
+#include "support.h"
+
+namespace simt {
+namespace {
+
+namespace fs = std::filesystem;
+using gen::Program;
+
+gen::Check check(const std::string& invariant, const Program& p, uint64_t seed = 0,
+                 runners::Runner* runner = nullptr) {
+  gen::OracleContext ctx;
+  ctx.seed = seed;
+  ctx.runner = runner;
+  return gen::find_invariant(invariant)->check(p, gen::print(p), ctx);
+}
+
+void assert_holds(const std::string& invariant, uint64_t seed = 0) {
+  Program p = *gen::program(gen::options_for(invariant));
+  auto c = check(invariant, p, seed);
+  if (!c.ok) RC_FAIL(invariant + ": " + c.message + "\n" + gen::print(p));
+  RC_TAG(p.warps * p.workgroups > 1 ? "multi-warp" : "one warp");
+}
+
+// oracle.model.print: whatever is generated loads and terminates.
+RC_GTEST_PROP(Generators, EveryProgramLoadsAndCompletes, ()) {
+  Program p = *gen::program(gen::Options{});
+  auto r = host::load(gen::print(p));
+  if (!r.loaded) RC_FAIL(r.diags.format("generated") + gen::print(p));
+  exec::Machine m(r.loaded->program);
+  auto o = m.run();
+  RC_ASSERT(o.status == exec::Status::Completed);
+}
+
+// oracle.gen.options: each invariant generates from its own options.
+TEST(Generators, OptionsPerInvariant) {
+  size_t communicating = 0, small_depth = 0, sequential_communicating = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    for (const char* inv : {"sequential", "scheduler", "differential"}) {
+      Program p = gen::generate_one(*gen::find_invariant(inv), seed, 100);
+      if (std::string(inv) == "sequential") {
+        sequential_communicating += gen::communicates(p);
+        EXPECT_EQ(p.mask_depth, 0u);
+      } else if (std::string(inv) == "scheduler") {
+        communicating += gen::communicates(p);
+        EXPECT_EQ(p.mask_depth, 0u);
+      } else if (p.mask_depth != 0) {
+        EXPECT_LE(p.mask_depth, 4u);
+        ++small_depth;
+      }
+    }
+  }
+  EXPECT_EQ(sequential_communicating, 0u);
+  EXPECT_GT(communicating, 30u);
+  EXPECT_GT(small_depth, 30u);
+}
+
+// oracle.invariant.*
+RC_GTEST_PROP(Oracles, Sequential, ()) {
+  assert_holds("sequential");
+}
+RC_GTEST_PROP(Oracles, Scheduler, ()) {
+  assert_holds("scheduler");
+}
+RC_GTEST_PROP(Oracles, Snapshot, (uint64_t seed)) {
+  assert_holds("snapshot", seed);
+}
+RC_GTEST_PROP(Oracles, Expansion, ()) {
+  assert_holds("expansion");
+}
+RC_GTEST_PROP(Oracles, Roundtrip, ()) {
+  assert_holds("roundtrip");
+}
+
+// oracle.invariant.differential: the reference behind the protocol (no fault)
+// agrees with the reference in process on generated programs.
+std::unique_ptr<runners::Runner> process_runner(const std::string& toml) {
+  auto spec = runners::parse_process_spec(toml, "runner.toml");
+  EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
+  return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
+}
+
+TEST(Oracles, DifferentialAgreesWithTheReferenceBehindTheProtocol) {
+  auto runner = process_runner(test::faulty_runner_toml("none"));
+  const auto* inv = gen::find_invariant("differential");
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    auto c = gen::check_one(*inv, seed, 100, runner.get());
+    ASSERT_TRUE(c.ok) << "seed " << seed << ": " << c.message;
+    ASSERT_EQ(c.unsupported, "") << "seed "
+                                 << seed;  // a runner with every capability runs them all
+    ASSERT_TRUE(c.expected.has_value());
+  }
+  runner->shutdown();
+}
+
+// A runner claiming only wave 32, two warps, no random policy and no cross-lane
+// feature: as many warps of wave 32 as it supports.
+std::string narrow_runner_toml() {
+  std::string toml = test::faulty_runner_toml("none");
+  auto replace = [&](const std::string& from, const std::string& to) {
+    auto at = toml.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) toml.replace(at, from.size(), to);
+  };
+  replace("waves = [1, 2, 4, 8, 16, 32, 64]", "waves = [32]\nmax_warps = 2");
+  replace(", \"random\"]", "]");
+  replace("\"xlane\", ", "");
+  return toml;
+}
+
+// oracle.gen.capabilities: differential programs stay within the runner's
+// capabilities where the generator has the choice.
+TEST(Oracles, DifferentialGeneratesWithinTheRunnersCapabilities) {
+  auto runner = process_runner(narrow_runner_toml());
+  const runners::Capabilities& caps = runner->capabilities();
+  ASSERT_EQ(caps.waves, std::set<uint32_t>{32});
+  const auto* inv = gen::find_invariant("differential");
+  std::set<uint32_t> warps;
+  for (uint64_t seed = 1; seed <= 150; ++seed) {
+    Program p = gen::generate_one(*inv, seed, 100, &caps);
+    ASSERT_EQ(p.wave, 32u) << gen::print(p);
+    ASSERT_LE(p.warps * p.workgroups, 2u) << gen::print(p);
+    ASSERT_NE(p.policy, "random") << gen::print(p);
+    ASSERT_FALSE(gen::communicates(p)) << gen::print(p);
+    warps.insert(p.warps * p.workgroups);
+    auto c = gen::check_one(*inv, seed, 100, runner.get());
+    ASSERT_TRUE(c.ok) << "seed " << seed << ": " << c.message;
+    ASSERT_EQ(c.unsupported, "") << "seed " << seed << "\n" << gen::print(p);
+  }
+  EXPECT_EQ(warps, (std::set<uint32_t>{1, 2}));
+  // Without the capabilities, the same seeds use other wave sizes too.
+  std::set<uint32_t> waves;
+  for (uint64_t seed = 1; seed <= 150; ++seed)
+    waves.insert(gen::generate_one(*inv, seed, 100).wave);
+  EXPECT_GT(waves.size(), 3u);
+  runner->shutdown();
+}
+
+// oracle.invariant.differential: a program needing what the runner lacks is
+// unsupported, neither a pass nor a failure, and is not sent to the runner.
+TEST(Oracles, DifferentialCountsWhatTheRunnerLacksAsUnsupported) {
+  auto runner = process_runner(narrow_runner_toml());
+  Program p;
+  p.wave = 8;  // the runner has only wave 32
+  p.nregs = 1;
+  auto c = check("differential", p, 0, runner.get());
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(c.unsupported, "the runner lacks wave:8");
+  p.wave = 32;
+  gen::Stmt shfl;
+  shfl.kind = gen::Kind::Shfl;
+  p.main.push_back(shfl);
+  c = check("differential", p, 0, runner.get());
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(c.unsupported, "the runner lacks feature:xlane");
+  p.main.clear();
+  c = check("differential", p, 0, runner.get());
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(c.unsupported, "");
+  runner->shutdown();
+}
+
+// The oracles can fail: each notices a broken program model of its kind.
+TEST(Oracles, DetectWhatTheyCheck) {
+  Program p;
+  p.wave = 4;
+  p.nregs = 1;
+  gen::Stmt shfl;
+  shfl.kind = gen::Kind::Shfl;
+  p.main.push_back(shfl);
+  EXPECT_FALSE(check("sequential", p).ok);            // lanes communicate
+  EXPECT_FALSE(check("differential", Program{}).ok);  // no runner
+  // Two warps racing to store their index to one word: the scheduler decides.
+  const std::string race =
+      ".wave 1\n.warps 2\n.buffer out u32[1] out\n    mov v1, %warp\n    cmp.eq p0, v1, 0\n    if "
+      "p0\n"
+      "      add v2, v1, 1\n      add v2, v2, 1\n    endif\n    st out[0], v1\n    exit\n";
+  gen::OracleContext ctx;
+  auto c = gen::find_invariant("scheduler")->check(Program{}, race, ctx);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.message.find("differs from round_robin"), std::string::npos) << c.message;
+}
+
+// oracle.fuzz.seeds: a program is a function of its seed.
+TEST(Fuzz, ProgramsAreReproducibleFromTheirSeed) {
+  const auto* inv = gen::find_invariant("roundtrip");
+  for (uint64_t seed : {0ull, 7ull, 123456789ull}) {
+    Program a, b;
+    gen::check_one(*inv, seed, 100, nullptr, &a);
+    gen::check_one(*inv, seed, 100, nullptr, &b);
+    EXPECT_EQ(gen::print(a), gen::print(b));
+  }
+  Program c, d;
+  gen::check_one(*inv, 1, 100, nullptr, &c);
+  gen::check_one(*inv, 2, 100, nullptr, &d);
+  EXPECT_NE(gen::print(c), gen::print(d));
+  EXPECT_EQ(gen::program_seed(40, 2), 42u);
+  for (uint64_t s = 0; s < 500; ++s) {
+    int z = gen::program_size(s, 100);
+    EXPECT_GE(z, 1);
+    EXPECT_LE(z, 100);
+  }
+}
+
+// oracle.shrink: a planted "bug" (any readlane whose result reaches out) shrinks to
+// the few statements that show it, and every candidate on the way loads.
+TEST(Shrink, ReducesToTheStatementsThatMatter) {
+  auto fails = [](const Program& q) {
+    std::string t = gen::print(q);
+    return t.find("readlane") != std::string::npos && t.find("loop") != std::string::npos;
+  };
+  const auto* inv = gen::find_invariant("roundtrip");
+  size_t found = 0;
+  for (uint64_t seed = 1; seed < 400 && found < 5; ++seed) {
+    Program p;
+    gen::check_one(*inv, seed, 100, nullptr, &p);
+    if (!fails(p)) continue;
+    ++found;
+    gen::ShrinkStats st;
+    Program s = gen::shrink(p, fails, 5000, &st);
+    EXPECT_TRUE(fails(s));
+    EXPECT_TRUE(host::load(gen::print(s)).loaded.has_value());
+    EXPECT_LE(gen::statement_count(s), 2u)
+        << gen::print(s);  // the loop and the readlane in it (or next to it)
+    EXPECT_EQ(s.warps, 1u);
+    EXPECT_LE(s.wave, 1u);
+    EXPECT_LE(gen::instruction_count(s), gen::instruction_count(p));
+    EXPECT_GT(st.accepted, 0u);
+  }
+  EXPECT_EQ(found, 5u);
+}
+
+TEST(Shrink, StopsWhenNothingFailsAndRespectsTheBudget) {
+  const auto* inv = gen::find_invariant("roundtrip");
+  Program p;
+  gen::check_one(*inv, 99, 100, nullptr, &p);
+  gen::ShrinkStats st;
+  Program same = gen::shrink(
+      p, [](const Program&) { return false; }, 5000, &st);
+  EXPECT_EQ(same, p);
+  EXPECT_EQ(st.accepted, 0u);
+  size_t calls = 0;
+  gen::shrink(
+      p, [&](const Program&) { return ++calls, true; }, 7, &st);
+  EXPECT_LE(st.attempts, 7u);
+  EXPECT_LE(calls, 7u);
+}
+
+// oracle.regress: a regression test is a valid test that the reference passes.
+TEST(Regress, WrittenTestLintsAndPassesOnTheReference) {
+  fs::path dir = fs::temp_directory_path() / ("simtspec_regress_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  for (const char* name : {"sequential", "scheduler", "snapshot", "expansion", "roundtrip"}) {
+    const auto* inv = gen::find_invariant(name);
+    Program p;
+    gen::Check c = gen::check_one(*inv, 5, 60, nullptr, &p);
+    ASSERT_TRUE(c.ok && c.expected) << name << ": " << c.message;
+    gen::FuzzFailure f;
+    f.invariant = name;
+    f.seed = 5;
+    f.size = 60;
+    f.shrunk = p;
+    f.message = "planted for the test";
+    fs::create_directories(dir);
+    std::ofstream(dir / (std::string(name) + ".simt")) << gen::regression_test(f, c, "");
+  }
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  ASSERT_EQ(suite.tests.size(), 5u)
+      << (suite.bad.empty() ? "" : suite.bad.begin()->second[0].message);
+  for (const auto& t : suite.tests) {
+    EXPECT_TRUE(t.generated);
+    ASSERT_TRUE(t.origin.is_object());
+    EXPECT_NE(t.origin.find("seed"), nullptr);
+    EXPECT_NE(t.origin.find("invariant"), nullptr);
+    EXPECT_NE(t.origin.find("generator_version"), nullptr);
+  }
+  auto issues = harness::lint(suite, harness::load_clauses(test::source_path("spec")));
+  for (const auto& i : issues) ADD_FAILURE() << i.file << ":" << i.line << ": " << i.message;
+  auto runner = runners::make_reference_runner();
+  harness::Options o;
+  auto sum = harness::run(*runner, suite, harness::select(suite, o), o, [](const json::Value& r) {
+    EXPECT_EQ(r.find("status")->as_string(), "pass") << json::dump(r).substr(0, 800);
+  });
+  EXPECT_TRUE(sum.ok());
+  EXPECT_GE(sum.total, 5u);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace simt
