@@ -42,5 +42,6 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0);
 void register_lint(CLI::App& app, int& exit_code);
 void register_report(CLI::App& app, int& exit_code);
 void register_serve(CLI::App& app, int& exit_code);
+void register_fuzz(CLI::App& app, int& exit_code);
 
 }  // namespace simt::cli

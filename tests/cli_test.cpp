@@ -298,5 +298,95 @@ TEST_F(Cli, MutatedCopiesNeverCrash) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// simtspec fuzz (oracle.fuzz)
+
+// Every invariant on the reference: nothing fails, nothing is written, and the
+// summary gives programs per second for each.
+TEST_F(Cli, FuzzOnTheReferencePassesAndReportsThroughput) {
+  const fs::path out = dir() / "fuzz_ref";
+  auto r = simtspec("fuzz --seed 11 --count 40 --jobs 2 --out " + quote(out.string()));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  for (const char* inv : {"sequential", "scheduler", "snapshot", "expansion", "roundtrip"}) {
+    auto at = r.out.find(std::string("  ") + inv + " ");
+    ASSERT_NE(at, std::string::npos) << inv << "\n" << r.out;
+    std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+    EXPECT_NE(line.find(" 40 programs    0 failed"), std::string::npos) << line;
+    EXPECT_NE(line.find("programs/s per job"), std::string::npos) << line;
+  }
+  EXPECT_NE(r.out.find("fuzz: 200 programs in "), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(Cli, FuzzBadUsageExitsTwo) {
+  const fs::path runner = dir() / "missing.toml";
+  for (const std::string& args : std::vector<std::string>{
+           "fuzz --invariant nonsense --count 1", "fuzz --invariant differential --count 1",
+           "fuzz --count 5 --time 1",
+           "fuzz --invariant differential --count 1 --runner " + quote(runner.string()),
+           "fuzz --count 1 --max-size 0", "fuzz --jobs"}) {
+    auto r = simtspec(args);
+    ASSERT_TRUE(r.exited) << args;
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_FALSE(r.err.empty()) << args;
+  }
+}
+
+// A run whose every program needs what the runner lacks checked nothing: exit 1.
+TEST_F(Cli, FuzzThatChecksNothingFails) {
+  std::string toml = test::faulty_runner_toml("none");
+  const std::string waves = "waves = [1, 2, 4, 8, 16, 32, 64]";
+  toml.replace(toml.find(waves), waves.size(), "waves = [32]\nsimds = [16]");
+  const fs::path runner = dir() / "simd16.toml";
+  write_all(runner, toml);
+  auto r = simtspec("fuzz --invariant differential --seed 3 --count 10 --runner " +
+                    quote(runner.string()));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("10 unsupported (e.g. the runner lacks "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("differential: checked nothing"), std::string::npos) << r.out;
+}
+
+// The oracles can fail (oracle.invariant.differential, oracle.shrink,
+// oracle.regress, oracle.fuzz.seeds): `simtspec fuzz --invariant differential`
+// against each planted fault of the faulty implementation exits 1 within a
+// bounded budget, shrinks the failure to at most 12 instructions, writes a
+// regression test, and prints a command that reproduces the failure.
+TEST_F(Cli, FuzzDifferentialFindsEveryPlantedFault) {
+  for (const char* fault :
+       {"invert-all", "cbr-empty-taken", "readlane-off-by-one", "cmp-unsigned", "barrier-early",
+        "mask-overflow-late", "shfl-stale", "store-lowest-wins"}) {
+    SCOPED_TRACE(fault);
+    const fs::path runner = dir() / (std::string(fault) + ".toml");
+    const fs::path out = dir() / (std::string("regress_") + fault);
+    write_all(runner, test::faulty_runner_toml(fault));
+    auto r =
+        simtspec("fuzz --invariant differential --seed 20261122 --count 4000 --jobs 2 --runner " +
+                 quote(runner.string()) + " --out " + quote(out.string()));
+    ASSERT_TRUE(r.exited);
+    ASSERT_EQ(r.code, 1) << r.out << r.err;
+    const std::string shrunk = "differential: shrunk to ";
+    auto at = r.out.find(shrunk);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const int instructions = std::atoi(r.out.c_str() + at + shrunk.size());
+    EXPECT_GE(instructions, 1) << r.out;
+    EXPECT_LE(instructions, 12) << r.out;
+    // The regression test it wrote.
+    size_t files = 0;
+    if (fs::exists(out))
+      for (const auto& e : fs::directory_iterator(out)) files += e.path().extension() == ".simt";
+    EXPECT_EQ(files, 1u) << r.out;
+    // The printed command reproduces the failure.
+    const std::string rep = "reproduce: simtspec ";
+    at = r.out.find(rep);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::string again = r.out.substr(at + rep.size(), r.out.find('\n', at) - at - rep.size());
+    auto r2 = simtspec(again + " --out " + quote((out / "again").string()));
+    EXPECT_EQ(r2.code, 1) << again << "\n" << r2.out << r2.err;
+    EXPECT_NE(r2.out.find("differential: FAILED on program seed"), std::string::npos) << r2.out;
+  }
+}
+
 }  // namespace
 }  // namespace simt

@@ -1,0 +1,137 @@
+// `simtspec fuzz`: generated programs against the invariant oracles
+// (spec/oracles.md, oracle.fuzz).
+#include <chrono>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "common.h"
+#include "fuzz.h"
+#include "oracles.h"
+
+namespace simt::cli {
+
+namespace {
+
+struct FuzzArgs {
+  std::string invariant = "all";
+  uint64_t seed = 0;
+  uint64_t count = 0;
+  double seconds = 0;
+  std::string runner = "reference";
+  uint32_t jobs = 1;
+  std::string out = "suites/regress";
+  int max_size = 100;
+  CLI::Option* o_seed = nullptr;
+  CLI::Option* o_count = nullptr;
+  CLI::Option* o_time = nullptr;
+};
+
+int run_fuzz(const FuzzArgs& a) {
+  gen::FuzzOptions o;
+  std::unique_ptr<runners::Runner> runner;
+  if (a.runner != "reference") {
+    auto opened = runners::open_runner(a.runner);
+    if (auto* e = std::get_if<std::string>(&opened)) {
+      std::cerr << "simtspec: " << *e << "\n";
+      return kExitUsage;
+    }
+    runner = std::get<std::unique_ptr<runners::Runner>>(std::move(opened));
+    o.runner = runner.get();
+    o.runner_arg = a.runner;
+  }
+  if (a.invariant == "all") {
+    for (const auto& i : gen::invariants())
+      if (i.name != "differential" || o.runner) o.invariants.push_back(i.name);
+  } else if (gen::find_invariant(a.invariant)) {
+    if (a.invariant == "differential" && !o.runner) {
+      std::cerr << "simtspec: --invariant differential needs --runner (an implementation to "
+                   "compare with the "
+                   "reference)\n";
+      return kExitUsage;
+    }
+    o.invariants.push_back(a.invariant);
+  } else {
+    std::cerr << "simtspec: unknown invariant '" << a.invariant << "' (";
+    for (const auto& i : gen::invariants()) std::cerr << i.name << ", ";
+    std::cerr << "all)\n";
+    return kExitUsage;
+  }
+  if (a.o_count && a.o_count->count() && a.o_time && a.o_time->count()) {
+    std::cerr << "simtspec: give --count or --time, not both\n";
+    return kExitUsage;
+  }
+  o.seed =
+      a.o_seed && a.o_seed->count()
+          ? a.seed
+          : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) %
+                1000000007ull;
+  o.seconds = a.seconds;
+  o.count = a.o_time && a.o_time->count() ? 0 : (a.o_count && a.o_count->count() ? a.count : 200);
+  o.jobs = a.jobs ? a.jobs : 1;
+  o.max_size = a.max_size;
+  o.out_dir = a.out;
+  std::cout << "fuzz: seed " << o.seed << ", invariants";
+  for (const auto& i : o.invariants) std::cout << " " << i;
+  if (o.count)
+    std::cout << ", " << o.count << " programs each";
+  else
+    std::cout << ", for " << o.seconds << " s";
+  std::cout << ", " << o.jobs << " job(s)\n" << std::flush;
+  std::mutex mu;
+  gen::FuzzResult r = gen::fuzz(o, [&](const std::string& line) {
+    std::lock_guard<std::mutex> g(mu);
+    std::cout << line << "\n" << std::flush;
+  });
+  if (runner) runner->shutdown();
+  bool checked_nothing = false;
+  for (const auto& [name, st] : r.stats) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "  %-13s %8llu programs  %3llu failed  %9.0f programs/s per job",
+                  name.c_str(), static_cast<unsigned long long>(st.programs),
+                  static_cast<unsigned long long>(st.failures),
+                  st.seconds > 0 ? static_cast<double>(st.programs) / st.seconds : 0.0);
+    std::cout << buf;
+    if (st.unsupported)
+      std::cout << "  " << st.unsupported << " unsupported (e.g. " << st.unsupported_reason << ")";
+    std::cout << "\n";
+    // A run that checked nothing is not a pass (oracle.fuzz).
+    if (st.programs && st.unsupported == st.programs) {
+      std::cout << "  " << name
+                << ": checked nothing: every program needs a capability the runner lacks\n";
+      checked_nothing = true;
+    }
+  }
+  char total[128];
+  std::snprintf(
+      total, sizeof total, "fuzz: %llu programs in %.1f s (%.0f programs/s), %zu failure(s)\n",
+      static_cast<unsigned long long>(r.programs), r.seconds,
+      r.seconds > 0 ? static_cast<double>(r.programs) / r.seconds : 0.0, r.failures.size());
+  std::cout << total;
+  return r.failures.empty() && !checked_nothing ? kExitOk : kExitFail;
+}
+
+}  // namespace
+
+void register_fuzz(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<FuzzArgs>();
+  auto* cmd = app.add_subcommand("fuzz", "check generated programs against the invariant oracles");
+  cmd->add_option(
+      "--invariant", a->invariant,
+      "sequential, scheduler, snapshot, expansion, roundtrip, differential or all (default)");
+  a->o_seed = cmd->add_option("--seed", a->seed,
+                              "base seed: program k uses seed + k (default: from the clock)");
+  a->o_count = cmd->add_option("--count", a->count, "programs per invariant (default 200)");
+  a->o_time = cmd->add_option("--time", a->seconds, "run for this many seconds instead of a count")
+                  ->check(CLI::PositiveNumber);
+  cmd->add_option("--runner", a->runner,
+                  "implementation for the differential invariant (runner .toml)");
+  cmd->add_option("--jobs,-j", a->jobs, "parallel workers (default 1)");
+  cmd->add_option("--out", a->out,
+                  "where shrunk failures are written as tests (default suites/regress)");
+  cmd->add_option("--max-size", a->max_size, "largest generator size (default 100)")
+      ->check(CLI::Range(1, 1000));
+  cmd->callback([a, &exit_code] { exit_code = run_fuzz(*a); });
+}
+
+}  // namespace simt::cli
