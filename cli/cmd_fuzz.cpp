@@ -22,6 +22,7 @@ struct FuzzArgs {
   uint32_t jobs = 1;
   std::string out = "suites/regress";
   int max_size = 100;
+  bool print = false;
   CLI::Option* o_seed = nullptr;
   CLI::Option* o_count = nullptr;
   CLI::Option* o_time = nullptr;
@@ -71,6 +72,7 @@ int run_fuzz(const FuzzArgs& a) {
   o.jobs = a.jobs ? a.jobs : 1;
   o.max_size = a.max_size;
   o.out_dir = a.out;
+  o.print_programs = a.print;
   std::cout << "fuzz: seed " << o.seed << ", invariants";
   for (const auto& i : o.invariants) std::cout << " " << i;
   if (o.count)
@@ -131,6 +133,8 @@ void register_fuzz(CLI::App& app, int& exit_code) {
                   "where shrunk failures are written as tests (default suites/regress)");
   cmd->add_option("--max-size", a->max_size, "largest generator size (default 100)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--print", a->print,
+                "print each generated program, as text simtspec run accepts, with its verdict");
   cmd->callback([a, &exit_code] { exit_code = run_fuzz(*a); });
 }
 

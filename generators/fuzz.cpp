@@ -168,6 +168,12 @@ FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string
       Program p;
       Check c = check_one(inv, seed, o.max_size, o.runner, &p);
       double dt = std::chrono::duration<double>(Clock::now() - c0).count();
+      if (o.print_programs)
+        log("; " + inv.name + " program seed " + std::to_string(seed) + ": " +
+            (!c.unsupported.empty() ? "unsupported (" + c.unsupported + ")"
+             : c.ok                 ? std::string("holds")
+                                    : "FAILS: " + first_line(c.message)) +
+            "\n" + print(p));
       {
         std::lock_guard<std::mutex> g(mu);
         auto& st = res.stats[inv.name];

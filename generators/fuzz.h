@@ -25,6 +25,7 @@ struct FuzzOptions {
   std::string out_dir;                // where shrunk failures are written ("" = nowhere)
   runners::Runner* runner = nullptr;  // for differential
   std::string runner_arg;             // how the user named the runner, for the reproduce line
+  bool print_programs = false;        // log each program's text and verdict (oracle.fuzz)
 };
 
 struct FuzzFailure {

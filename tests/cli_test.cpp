@@ -319,6 +319,26 @@ TEST_F(Cli, FuzzOnTheReferencePassesAndReportsThroughput) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// oracle.fuzz, oracle.fuzz.seeds: --print shows the program of a seed as text
+// that `simtspec run` accepts, and the same seed gives the same text.
+TEST_F(Cli, FuzzPrintsProgramsThatRun) {
+  auto r = simtspec("fuzz --invariant roundtrip --seed 5 --count 1 --print");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const std::string head = "; roundtrip program seed 5: holds\n";
+  auto at = r.out.find(head);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  at += head.size();
+  const std::string program = r.out.substr(at, r.out.find("\n\n", at) - at + 1);
+  EXPECT_NE(program.find(".buffer out"), std::string::npos) << program;
+  const fs::path file = dir() / "printed.simt";
+  write_all(file, program);
+  auto run = simtspec("run " + quote(file.string()));
+  EXPECT_EQ(run.code, 0) << program << run.out << run.err;
+  EXPECT_NE(run.out.find("status: completed"), std::string::npos) << run.out;
+  EXPECT_EQ(simtspec("fuzz --invariant roundtrip --seed 5 --count 1 --print").out.find(program),
+            at);
+}
+
 TEST_F(Cli, FuzzBadUsageExitsTwo) {
   const fs::path runner = dir() / "missing.toml";
   for (const std::string& args : std::vector<std::string>{
