@@ -110,36 +110,6 @@ int data_reg(const Program& p, int i) {
   return 2 + i % std::max(1, p.nregs);
 }
 
-bool communicating(Kind k) {
-  switch (k) {
-    case Kind::Shfl:
-    case Kind::ShflXor:
-    case Kind::ReadLane:
-    case Kind::Ballot:
-    case Kind::Vote:
-    case Kind::SharedStore:
-    case Kind::SharedLoad:
-    case Kind::Exchange:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool uses_scratch(const std::vector<Stmt>& b) {
-  for (const auto& s : b) {
-    if (s.kind == Kind::StoreScratch || s.kind == Kind::LoadScratch) return true;
-    if (uses_scratch(s.body) || uses_scratch(s.other)) return true;
-  }
-  return false;
-}
-bool uses_scratch(const Program& p) {
-  if (uses_scratch(p.main)) return true;
-  for (const auto& f : p.functions)
-    if (uses_scratch(f)) return true;
-  return false;
-}
-
 // Static checks: the printed program must load (syntax, validation, launch
 // configuration) and must not trap for a reason the lanes cannot see (mask-stack
 // overflow). Only what the printer prints is checked.
@@ -462,7 +432,7 @@ Expected evaluate_sequential(const Program& p) {
       for (size_t j = 0; j < nregs; ++j)
         e.out[j * threads + t] = lane.reg(data_reg(p, static_cast<int>(j)));
   }
-  if (!uses_scratch(p)) e.scratch.clear();
+  if (!uses(p, Kind::StoreScratch) && !uses(p, Kind::LoadScratch)) e.scratch.clear();
   return e;
 }
 

@@ -14,18 +14,6 @@ std::string pred(int i) {
   return "p" + std::to_string(i % kMaxPred);
 }
 
-bool uses(const std::vector<Stmt>& b, Kind k) {
-  for (const auto& s : b)
-    if (s.kind == k || uses(s.body, k) || uses(s.other, k)) return true;
-  return false;
-}
-bool uses(const Program& p, Kind k) {
-  if (uses(p.main, k)) return true;
-  for (const auto& f : p.functions)
-    if (uses(f, k)) return true;
-  return false;
-}
-
 class Printer {
  public:
   explicit Printer(const Program& p) : p_(p) {}
@@ -276,11 +264,49 @@ std::string print(const Program& p) {
   return Printer(p).run();
 }
 
-bool communicates(const Program& p) {
-  for (Kind k : {Kind::Shfl, Kind::ShflXor, Kind::ReadLane, Kind::Ballot, Kind::Vote,
-                 Kind::SharedStore, Kind::SharedLoad, Kind::Exchange})
-    if (uses(p, k)) return true;
+namespace {
+
+template <typename Pred>
+bool any_statement(const std::vector<Stmt>& b, const Pred& pred) {
+  for (const auto& s : b)
+    if (pred(s) || any_statement(s.body, pred) || any_statement(s.other, pred)) return true;
   return false;
+}
+template <typename Pred>
+bool any_statement(const Program& p, const Pred& pred) {
+  if (any_statement(p.main, pred)) return true;
+  for (const auto& f : p.functions)
+    if (any_statement(f, pred)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool uses(const std::vector<Stmt>& b, Kind k) {
+  return any_statement(b, [k](const Stmt& s) { return s.kind == k; });
+}
+bool uses(const Program& p, Kind k) {
+  return any_statement(p, [k](const Stmt& s) { return s.kind == k; });
+}
+
+bool communicating(Kind k) {
+  switch (k) {
+    case Kind::Shfl:
+    case Kind::ShflXor:
+    case Kind::ReadLane:
+    case Kind::Ballot:
+    case Kind::Vote:
+    case Kind::SharedStore:
+    case Kind::SharedLoad:
+    case Kind::Exchange:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool communicates(const Program& p) {
+  return any_statement(p, [](const Stmt& s) { return communicating(s.kind); });
 }
 
 size_t statement_count(const Program& p) {

@@ -90,8 +90,13 @@ struct Program {
 // The program as source text (oracle.model.print).
 std::string print(const Program& p);
 
-// Whether lanes can communicate (any cross-lane, shared or exchange statement).
+// Whether a statement of kind k lets lanes communicate (cross-lane, shared or
+// exchange), and whether any statement of a program does.
+bool communicating(Kind k);
 bool communicates(const Program& p);
+// Whether a body or a program has a statement of kind k, nested ones included.
+bool uses(const std::vector<Stmt>& b, Kind k);
+bool uses(const Program& p, Kind k);
 // Number of statements, nested ones included.
 size_t statement_count(const Program& p);
 

@@ -7,6 +7,7 @@
 // report.js (the index filter). Records are read defensively: a field that is
 // missing or has an unexpected type is treated as absent.
 #include "html.h"
+#include "model.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -928,14 +929,6 @@ void detail_outcomes(Html& h, const Detail& d) {
       << E(json::dump(*d.expected)) << "</pre>\n</details>\n";
 }
 
-int64_t reduce(const std::string& type, int64_t v) {
-  auto u = static_cast<uint64_t>(v);
-  if (type == "u8") return static_cast<int64_t>(u & 0xff);
-  if (type == "u16") return static_cast<int64_t>(u & 0xffff);
-  if (type == "i32") return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(u)));
-  return static_cast<int64_t>(u & 0xffffffffull);
-}
-
 struct BufferView {
   std::string name, type;
   const json::Array* expect = nullptr;  // the expectation's `values`, if given
@@ -952,7 +945,8 @@ std::string cell_text(const json::Array* a, size_t i) {
 bool same_value(const json::Array* a, const json::Array* b, size_t i, const std::string& type) {
   if (!a || !b || i >= a->size() || i >= b->size()) return !a || !b;
   const Value &x = (*a)[i], &y = (*b)[i];
-  if (x.is_int() && y.is_int()) return reduce(type, x.as_int()) == reduce(type, y.as_int());
+  if (x.is_int() && y.is_int())
+    return model::reduce(type, x.as_int()) == model::reduce(type, y.as_int());
   return x == y;
 }
 

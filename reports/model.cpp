@@ -2,6 +2,14 @@
 
 namespace simt::model {
 
+int64_t reduce(const std::string& type, int64_t v) {
+  uint64_t u = static_cast<uint64_t>(v);
+  if (type == "u8") return static_cast<int64_t>(u & 0xff);
+  if (type == "u16") return static_cast<int64_t>(u & 0xffff);
+  if (type == "i32") return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(u)));
+  return static_cast<int64_t>(u & 0xffffffffull);
+}
+
 json::Value to_json(const Event& e) {
   json::Value v;
   v["name"] = e.name;

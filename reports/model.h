@@ -36,6 +36,10 @@ struct Outcome {
   std::vector<Buffer> buffers;  // output buffers in declaration order
 };
 
+// A value reduced to a buffer element type (u8, u16, u32, i32), as compared
+// (format.expect.buffers).
+int64_t reduce(const std::string& type, int64_t v);
+
 json::Value to_json(const Event& e);
 json::Value to_json(const Outcome& o);
 // Returns false with a message if the JSON does not have the schema's shape.

@@ -28,9 +28,6 @@ void PrintTo(const MaskEntry& e, std::ostream* os) {
   *os << (e.kind == MaskKind::If ? "If" : "Loop") << std::hex << "(saved=0x" << e.saved
       << ", other=0x" << e.other << ")" << std::dec;
 }
-void PrintTo(Status s, std::ostream* os) {
-  *os << status_name(s);
-}
 }  // namespace simt::exec
 
 namespace simt {

@@ -34,16 +34,11 @@
 namespace simt {
 namespace {
 
+using test::read_all;
+
 namespace fs = std::filesystem;
 
 const char* const kChromium = "/usr/bin/chromium";
-
-std::string read_all(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::string quote(const std::string& s) {
   std::string out = "'";

@@ -21,21 +21,12 @@
 namespace simt {
 namespace {
 
+using test::read_all;
+using test::write_all;
+
 namespace fs = std::filesystem;
 
 const std::string kBinary = SIMT_BINARY_DIR "/simtspec";
-
-std::string read_all(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void write_all(const fs::path& p, std::string_view text) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(text.data(), static_cast<std::streamsize>(text.size()));
-}
 
 // Single-quotes a word for /bin/sh.
 std::string quote(std::string_view s) {

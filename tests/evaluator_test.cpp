@@ -510,18 +510,6 @@ TEST(EvaluatorErrors, RefusesWhatItCannotPredict) {
 // ---------------------------------------------------------------------------
 // The property: every lane alone gives what the SIMT reference gives.
 
-bool has(const std::vector<Stmt>& b, Kind k) {
-  for (const auto& s : b)
-    if (s.kind == k || has(s.body, k) || has(s.other, k)) return true;
-  return false;
-}
-bool has(const Program& p, Kind k) {
-  if (has(p.main, k)) return true;
-  for (const auto& f : p.functions)
-    if (has(f, k)) return true;
-  return false;
-}
-
 std::string first_difference(const std::vector<uint32_t>& want, const std::vector<uint32_t>& got,
                              uint32_t threads) {
   if (want.size() != got.size())
@@ -538,11 +526,11 @@ RC_GTEST_PROP(EvaluatorProperty, LanesAloneMatchTheReference, ()) {
   RC_ASSERT(!gen::communicates(p));
   const std::string text = gen::print(p);
   RC_CLASSIFY(p.threads() > p.wave, "several warps");
-  RC_CLASSIFY(has(p, Kind::Loop), "loop");
-  RC_CLASSIFY(has(p, Kind::Break) || has(p, Kind::Continue), "break/continue");
-  RC_CLASSIFY(has(p, Kind::Exit), "exit");
-  RC_CLASSIFY(has(p.main, Kind::Call) && !p.functions.empty(), "call");
-  RC_CLASSIFY(has(p, Kind::StoreScratch), "scratch");
+  RC_CLASSIFY(gen::uses(p, Kind::Loop), "loop");
+  RC_CLASSIFY(gen::uses(p, Kind::Break) || gen::uses(p, Kind::Continue), "break/continue");
+  RC_CLASSIFY(gen::uses(p, Kind::Exit), "exit");
+  RC_CLASSIFY(gen::uses(p.main, Kind::Call) && !p.functions.empty(), "call");
+  RC_CLASSIFY(gen::uses(p, Kind::StoreScratch), "scratch");
   Expected e = gen::evaluate_sequential(p);
   if (!e.error.empty()) RC_FAIL("evaluator: " + e.error + "\n" + text);
   test::Run r = test::run(text);

@@ -25,6 +25,8 @@
 namespace simt {
 namespace {
 
+using test::read_all;
+
 namespace fs = std::filesystem;
 using exec::Status;
 
@@ -37,13 +39,6 @@ struct Example {
   std::optional<Status> expect;  // from the `; expect: STATUS` line
   bool has_title = false;        // first line is a `; title` comment
 };
-
-std::string read_all(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::vector<std::string> split_lines(std::string_view text) {
   std::vector<std::string> out;

@@ -19,13 +19,6 @@
 
 #include "support.h"
 
-namespace simt::exec {
-// Readable failure messages for statuses.
-void PrintTo(Status s, std::ostream* os) {
-  *os << status_name(s);
-}
-}  // namespace simt::exec
-
 namespace simt {
 namespace {
 

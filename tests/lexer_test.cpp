@@ -32,33 +32,8 @@ std::vector<std::string> texts(std::string_view src) {
   return out;
 }
 
-// The parse diagnostics in source order.
-std::vector<syntax::Diagnostic> errors(std::string_view src) {
-  auto r = text::parse(src);
-  std::vector<syntax::Diagnostic> out = r.diags.list();
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return a.span.line != b.span.line ? a.span.line < b.span.line : a.span.col < b.span.col;
-  });
-  return out;
-}
-
-std::string show(const std::vector<syntax::Diagnostic>& ds) {
-  std::string s;
-  for (const auto& d : ds) s += syntax::format_diag("t", d) + "\n";
-  return s;
-}
-
-// Exactly one syntax error, at line:col, whose message contains `substr`.
-void expect_error(std::string_view src, uint32_t line, uint32_t col, std::string_view substr) {
-  SCOPED_TRACE(testing::Message() << "source: " << testing::PrintToString(std::string(src)));
-  auto ds = errors(src);
-  ASSERT_EQ(ds.size(), 1u) << show(ds);
-  EXPECT_EQ(ds[0].kind, syntax::DiagKind::Syntax);
-  EXPECT_EQ(ds[0].span.line, line) << show(ds);
-  EXPECT_EQ(ds[0].span.col, col) << show(ds);
-  EXPECT_NE(ds[0].message.find(substr), std::string::npos)
-      << "message: " << ds[0].message << "\nexpected to contain: " << substr;
-}
+using test::expect_syntax_error;
+using test::show;
 
 // The second operand of a one-statement program `mov v1, X`.
 syntax::Value mov_source(std::string_view operand) {
@@ -208,24 +183,24 @@ TEST(Numbers, ImmediateRangeLimits) {
   EXPECT_EQ(mov_source("-2147483648").imm, -2147483648);
   EXPECT_EQ(mov_source("-0x80000000").imm, -2147483648);
   // Past the bounds: the error is at the number, or at its '-'.
-  expect_error("mov v1, 4294967296", 1, 9, "out of range");
-  expect_error("mov v1, 0x100000000", 1, 9, "out of range");
-  expect_error("mov v1, -2147483649", 1, 9, "out of range");
-  expect_error("mov v1, 18446744073709551615", 1, 9, "out of range");
-  expect_error("mov v1, 99999999999999999999999", 1, 9, "number");
+  expect_syntax_error("mov v1, 4294967296", 1, 9, "out of range");
+  expect_syntax_error("mov v1, 0x100000000", 1, 9, "out of range");
+  expect_syntax_error("mov v1, -2147483649", 1, 9, "out of range");
+  expect_syntax_error("mov v1, 18446744073709551615", 1, 9, "out of range");
+  expect_syntax_error("mov v1, 99999999999999999999999", 1, 9, "number");
 }
 
 // syntax.lex.number: malformed numbers are errors at the number.
 TEST(Numbers, Malformed) {
-  expect_error("mov v1, 0x", 1, 9, "'0x'");
-  expect_error("mov v1, 0b", 1, 9, "'0b'");
-  expect_error("mov v1, 0b2", 1, 9, "'0b2'");
-  expect_error("mov v1, 12ab", 1, 9, "'12ab'");
-  expect_error("mov v1, 0xfg", 1, 9, "'0xfg'");
-  expect_error("mov v1, 1_000", 1, 9, "'1_000'");
-  expect_error("mov v1, --5", 1, 10, "expected a number");
-  expect_error("mov v1, -", 1, 10, "expected a number");
-  expect_error("mov v1, -v2", 1, 10, "expected a number");
+  expect_syntax_error("mov v1, 0x", 1, 9, "'0x'");
+  expect_syntax_error("mov v1, 0b", 1, 9, "'0b'");
+  expect_syntax_error("mov v1, 0b2", 1, 9, "'0b2'");
+  expect_syntax_error("mov v1, 12ab", 1, 9, "'12ab'");
+  expect_syntax_error("mov v1, 0xfg", 1, 9, "'0xfg'");
+  expect_syntax_error("mov v1, 1_000", 1, 9, "'1_000'");
+  expect_syntax_error("mov v1, --5", 1, 10, "expected a number");
+  expect_syntax_error("mov v1, -", 1, 10, "expected a number");
+  expect_syntax_error("mov v1, -v2", 1, 10, "expected a number");
 }
 
 // syntax.operand.imm: the immediate is used as its 32-bit two's-complement pattern,
@@ -277,21 +252,21 @@ TEST(Registers, WellFormed) {
 
 // syntax.lex.register: no leading zeros.
 TEST(Registers, LeadingZerosAreMalformed) {
-  expect_error("mov v007, 1", 1, 5, "malformed register 'v007'");
-  expect_error("mov v1, s01", 1, 9, "malformed register 's01'");
-  expect_error("cbr p00, l", 1, 5, "malformed register 'p00'");
-  expect_error("add v1, v2, v00", 1, 13, "malformed register 'v00'");
+  expect_syntax_error("mov v007, 1", 1, 5, "malformed register 'v007'");
+  expect_syntax_error("mov v1, s01", 1, 9, "malformed register 's01'");
+  expect_syntax_error("cbr p00, l", 1, 5, "malformed register 'p00'");
+  expect_syntax_error("add v1, v2, v00", 1, 13, "malformed register 'v00'");
 }
 
 // syntax.operand.kinds: `pt` is only a predicate; `!` only negates predicates.
 TEST(Registers, PredicatesWhereValuesAreExpected) {
-  expect_error("mov v1, pt", 1, 9, "must be");
-  expect_error("mov pt, 1", 1, 5, "must be");
-  expect_error("mov v1, !p1", 1, 9, "must be");
-  expect_error("mov v1, p1", 1, 9, "must be");
-  expect_error("cbr !v1, l", 1, 6, "expected a predicate");
-  expect_error("cbr !!p1, l", 1, 6, "expected a predicate");
-  expect_error("cbr s1, l", 1, 5, "expected a predicate");
+  expect_syntax_error("mov v1, pt", 1, 9, "must be");
+  expect_syntax_error("mov pt, 1", 1, 5, "must be");
+  expect_syntax_error("mov v1, !p1", 1, 9, "must be");
+  expect_syntax_error("mov v1, p1", 1, 9, "must be");
+  expect_syntax_error("cbr !v1, l", 1, 6, "expected a predicate");
+  expect_syntax_error("cbr !!p1, l", 1, 6, "expected a predicate");
+  expect_syntax_error("cbr s1, l", 1, 5, "expected a predicate");
 }
 
 // A register number too large for any register file never loads.
@@ -326,39 +301,39 @@ TEST(Specials, EveryListedSpecialParses) {
 
 // syntax.operand.special: any other `%name` is an error at the name.
 TEST(Specials, UnknownSpecialIsAnError) {
-  expect_error("mov v1, %foo", 1, 9, "unknown special register '%foo'");
-  expect_error("mov v1, %", 1, 9, "unknown special register");
-  expect_error("mov v1, %LANE", 1, 9, "unknown special register");
-  expect_error("mov v1, %lanes", 1, 9, "unknown special register");
-  expect_error("add v1, v2, %bogus", 1, 13, "'%bogus'");
-  expect_error("mov %foo, 1", 1, 5, "unknown special register");
-  expect_error("ld v1, buf[%foo]", 1, 12, "unknown special register");
+  expect_syntax_error("mov v1, %foo", 1, 9, "unknown special register '%foo'");
+  expect_syntax_error("mov v1, %", 1, 9, "unknown special register");
+  expect_syntax_error("mov v1, %LANE", 1, 9, "unknown special register");
+  expect_syntax_error("mov v1, %lanes", 1, 9, "unknown special register");
+  expect_syntax_error("add v1, v2, %bogus", 1, 13, "'%bogus'");
+  expect_syntax_error("mov %foo, 1", 1, 5, "unknown special register");
+  expect_syntax_error("ld v1, buf[%foo]", 1, 12, "unknown special register");
 }
 
 // ---- bytes outside the grammar (syntax.lex.other) ---------------------------------
 
 // syntax.lex.other: NUL.
 TEST(Bytes, NulIsAnErrorAtItsPosition) {
-  expect_error(std::string_view("nop\0\n", 5), 1, 4, "0x00");
-  expect_error(std::string_view("nop\n  \0\n", 8), 2, 3, "0x00");
-  expect_error(std::string_view("mov v1,\0 2", 10), 1, 8, "0x00");
+  expect_syntax_error(std::string_view("nop\0\n", 5), 1, 4, "0x00");
+  expect_syntax_error(std::string_view("nop\n  \0\n", 8), 2, 3, "0x00");
+  expect_syntax_error(std::string_view("mov v1,\0 2", 10), 1, 8, "0x00");
 }
 
 // syntax.lex.other: bytes outside ASCII; syntax.lex.comment: anything in a comment.
 TEST(Bytes, NonAsciiIsAnErrorAtItsPosition) {
-  expect_error("nop \xc3\xa9", 1, 5, "0xc3");
-  expect_error("\xff", 1, 1, "0xff");
-  expect_error("nop\n\n  \x80nop", 3, 3, "0x80");
-  expect_error("add v1, v2, 3\xe2\x82\xac", 1, 14, "0xe2");
+  expect_syntax_error("nop \xc3\xa9", 1, 5, "0xc3");
+  expect_syntax_error("\xff", 1, 1, "0xff");
+  expect_syntax_error("nop\n\n  \x80nop", 3, 3, "0x80");
+  expect_syntax_error("add v1, v2, 3\xe2\x82\xac", 1, 14, "0xe2");
   // Inside a comment any byte may appear.
   EXPECT_TRUE(text::parse("nop ; caf\xc3\xa9 \xff\n").ok());
 }
 
 // syntax.lex.other: ASCII punctuation outside the grammar.
 TEST(Bytes, OtherAsciiIsAnError) {
-  expect_error("add v1, v2, #3", 1, 13, "'#'");
-  expect_error("@", 1, 1, "'@'");
-  expect_error("mov v1, 2 / 3", 1, 11, "'/'");
+  expect_syntax_error("add v1, v2, #3", 1, 13, "'#'");
+  expect_syntax_error("@", 1, 1, "'@'");
+  expect_syntax_error("mov v1, 2 / 3", 1, 11, "'/'");
 }
 
 // syntax.errors: whatever the bytes, the parser reports located errors and never
@@ -391,9 +366,9 @@ TEST(LineEndings, CrLfIsOneLineEnd) {
   ASSERT_EQ(crlf.program.stmts.size(), 3u);
   EXPECT_EQ(crlf.program.stmts[2].span.line, 4u);
   // Errors keep their line numbers and byte columns.
-  expect_error("nop\r\nfrob\r\n", 2, 1, "unknown instruction 'frob'");
-  expect_error("nop\r\nmov v1\r\n", 2, 7, "before operand 2");
-  expect_error("nop\r\n\r\n  mov v1, 0x\r\n", 3, 11, "'0x'");
+  expect_syntax_error("nop\r\nfrob\r\n", 2, 1, "unknown instruction 'frob'");
+  expect_syntax_error("nop\r\nmov v1\r\n", 2, 7, "before operand 2");
+  expect_syntax_error("nop\r\n\r\n  mov v1, 0x\r\n", 3, 11, "'0x'");
 }
 
 // syntax.lex.lines: a lone CR also separates lines.
@@ -402,11 +377,11 @@ TEST(LineEndings, LoneCrIsALineEnd) {
   ASSERT_TRUE(r.ok()) << r.diags.format("t");
   ASSERT_EQ(r.program.stmts.size(), 2u);
   EXPECT_EQ(r.program.stmts[1].span, (syntax::Span{2, 1, 4}));
-  expect_error("nop\r  frob\n", 2, 3, "unknown instruction 'frob'");
+  expect_syntax_error("nop\r  frob\n", 2, 3, "unknown instruction 'frob'");
   // CR, then CR LF: three lines.
-  expect_error("nop\r\r\nfrob", 3, 1, "unknown instruction");
+  expect_syntax_error("nop\r\r\nfrob", 3, 1, "unknown instruction");
   // A comment ends at a lone CR.
-  expect_error("nop ; comment\rfrob", 2, 1, "unknown instruction");
+  expect_syntax_error("nop ; comment\rfrob", 2, 1, "unknown instruction");
   EXPECT_EQ(kinds("a\rb"),
             (std::vector<Tok>{Tok::Ident, Tok::Newline, Tok::Ident, Tok::Newline, Tok::Eof}));
 }

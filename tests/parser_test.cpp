@@ -22,31 +22,8 @@ using syntax::RegFile;
 using syntax::SizeExpr;
 using syntax::StmtKind;
 
-std::vector<syntax::Diagnostic> errors(std::string_view src) {
-  auto r = text::parse(src);
-  std::vector<syntax::Diagnostic> out = r.diags.list();
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return a.span.line != b.span.line ? a.span.line < b.span.line : a.span.col < b.span.col;
-  });
-  return out;
-}
-
-std::string show(const std::vector<syntax::Diagnostic>& ds) {
-  std::string s;
-  for (const auto& d : ds) s += syntax::format_diag("t", d) + "\n";
-  return s;
-}
-
-void expect_error(std::string_view src, uint32_t line, uint32_t col, std::string_view substr) {
-  SCOPED_TRACE(testing::Message() << "source: " << testing::PrintToString(std::string(src)));
-  auto ds = errors(src);
-  ASSERT_EQ(ds.size(), 1u) << show(ds);
-  EXPECT_EQ(ds[0].kind, syntax::DiagKind::Syntax);
-  EXPECT_EQ(ds[0].span.line, line) << show(ds);
-  EXPECT_EQ(ds[0].span.col, col) << show(ds);
-  EXPECT_NE(ds[0].message.find(substr), std::string::npos)
-      << "message: " << ds[0].message << "\nexpected to contain: " << substr;
-}
+using test::expect_syntax_error;
+using test::show;
 
 syntax::Program parse_ok(std::string_view src) {
   auto r = text::parse(src);
@@ -55,25 +32,9 @@ syntax::Program parse_ok(std::string_view src) {
 }
 
 // ---- size expression builders ------------------------------------------------------
-SizeExpr num(int64_t n) {
-  SizeExpr e;
-  e.kind = SizeExpr::Kind::Num;
-  e.num = n;
-  return e;
-}
-SizeExpr sym(std::string s) {
-  SizeExpr e;
-  e.kind = SizeExpr::Kind::Sym;
-  e.sym = std::move(s);
-  return e;
-}
-SizeExpr bin(SizeExpr::Kind k, SizeExpr l, SizeExpr r) {
-  SizeExpr e;
-  e.kind = k;
-  e.lhs = std::make_shared<SizeExpr>(std::move(l));
-  e.rhs = std::make_shared<SizeExpr>(std::move(r));
-  return e;
-}
+using test::bin;
+using test::num;
+using test::sym;
 SizeExpr add(SizeExpr l, SizeExpr r) {
   return bin(SizeExpr::Kind::Add, std::move(l), std::move(r));
 }
@@ -177,53 +138,53 @@ TEST(Statements, EveryMnemonicWithItsSignature) {
 // instruction family; each error at the offending token.
 TEST(Statements, WrongOperandCountsAndKinds) {
   // Unary
-  expect_error("mov v1", 1, 7, "expected ',' before operand 2 of 'mov', found end of line");
-  expect_error("mov v1,", 1, 8, "'mov' takes 2 operand(s), found 1");
-  expect_error("mov", 1, 4, "'mov' takes 2 operand(s), found 0");
-  expect_error("mov v1, 2, 3", 1, 10, "too many operands for 'mov'");
+  expect_syntax_error("mov v1", 1, 7, "expected ',' before operand 2 of 'mov', found end of line");
+  expect_syntax_error("mov v1,", 1, 8, "'mov' takes 2 operand(s), found 1");
+  expect_syntax_error("mov", 1, 4, "'mov' takes 2 operand(s), found 0");
+  expect_syntax_error("mov v1, 2, 3", 1, 10, "too many operands for 'mov'");
   // Binary
-  expect_error("add v1, v2", 1, 11, "expected ',' before operand 3");
-  expect_error("add 5, v1, v2", 1, 5, "must be a v or s register");
-  expect_error("add v1 v2, v3", 1, 8, "expected ',' before operand 2");
-  expect_error("div.u v1, v2, buf[v1]", 1, 15, "must be a register");  // not a source
+  expect_syntax_error("add v1, v2", 1, 11, "expected ',' before operand 3");
+  expect_syntax_error("add 5, v1, v2", 1, 5, "must be a v or s register");
+  expect_syntax_error("add v1 v2, v3", 1, 8, "expected ',' before operand 2");
+  expect_syntax_error("div.u v1, v2, buf[v1]", 1, 15, "must be a register");  // not a source
   // Compare
-  expect_error("cmp.lt v1, v2, v3", 1, 8, "must be a p register");
-  expect_error("cmp.eq.u p0, v1, v2", 1, 1, "unknown instruction 'cmp.eq.u'");
+  expect_syntax_error("cmp.lt v1, v2, v3", 1, 8, "must be a p register");
+  expect_syntax_error("cmp.eq.u p0, v1, v2", 1, 1, "unknown instruction 'cmp.eq.u'");
   // Select
-  expect_error("sel v1, v2, v3, v4", 1, 9, "expected a predicate");
-  expect_error("sel s1, p0, 1, 2", 1, 5, "must be a v register");
+  expect_syntax_error("sel v1, v2, v3, v4", 1, 9, "expected a predicate");
+  expect_syntax_error("sel s1, p0, 1, 2", 1, 5, "must be a v register");
   // PredOp
-  expect_error("pand p1, p2", 1, 12, "expected ',' before operand 3");
-  expect_error("pmov p1, v2", 1, 10, "expected a predicate");
+  expect_syntax_error("pand p1, p2", 1, 12, "expected ',' before operand 3");
+  expect_syntax_error("pmov p1, v2", 1, 10, "expected a predicate");
   // Load
-  expect_error("ld v1, 5", 1, 8, "expected a memory operand");
-  expect_error("ld.u8 p1, buf[0]", 1, 7, "must be a v or s register");
+  expect_syntax_error("ld v1, 5", 1, 8, "expected a memory operand");
+  expect_syntax_error("ld.u8 p1, buf[0]", 1, 7, "must be a v or s register");
   // Store
-  expect_error("st buf[v0]", 1, 11, "expected ',' before operand 2");
-  expect_error("st.16 buf[v0], buf[v1]", 1, 16, "must be a register");
+  expect_syntax_error("st buf[v0]", 1, 11, "expected ',' before operand 2");
+  expect_syntax_error("st.16 buf[v0], buf[v1]", 1, 16, "must be a register");
   // Ballot
-  expect_error("ballot v1, p0", 1, 8, "must be an s register");
+  expect_syntax_error("ballot v1, p0", 1, 8, "must be an s register");
   // Vote
-  expect_error("vote.any p0, v1", 1, 14, "expected a predicate");
+  expect_syntax_error("vote.any p0, v1", 1, 14, "expected a predicate");
   // ReadLane
-  expect_error("readlane s1, s2, 3", 1, 14, "must be a v register");
-  expect_error("readlane s1, v2, -1", 1, 18, "out of range");
-  expect_error("readlane s1, v2, v3", 1, 18, "a number or s register");
-  expect_error("readlane s1, v2, %lane", 1, 18, "a number or s register");
+  expect_syntax_error("readlane s1, s2, 3", 1, 14, "must be a v register");
+  expect_syntax_error("readlane s1, v2, -1", 1, 18, "out of range");
+  expect_syntax_error("readlane s1, v2, v3", 1, 18, "a number or s register");
+  expect_syntax_error("readlane s1, v2, %lane", 1, 18, "a number or s register");
   // Shuffle
-  expect_error("shfl v1, 3, v2", 1, 10, "must be a v register");
-  expect_error("shfl.xor v1, v2,", 1, 17, "takes 3 operand(s), found 2");
+  expect_syntax_error("shfl v1, 3, v2", 1, 10, "must be a v register");
+  expect_syntax_error("shfl.xor v1, v2,", 1, 17, "takes 3 operand(s), found 2");
   // Control
-  expect_error("exit 1", 1, 6, "unexpected '1' after the statement");
-  expect_error("cbr p0", 1, 7, "expected ',' before operand 2");
-  expect_error("cbr p0, 5", 1, 9, "must be a label");
-  expect_error("jmp", 1, 4, "takes 1 operand(s), found 0");
-  expect_error("push v1", 1, 6, "expected a predicate");
-  expect_error("ret 0", 1, 5, "unexpected '0'");
+  expect_syntax_error("exit 1", 1, 6, "unexpected '1' after the statement");
+  expect_syntax_error("cbr p0", 1, 7, "expected ',' before operand 2");
+  expect_syntax_error("cbr p0, 5", 1, 9, "must be a label");
+  expect_syntax_error("jmp", 1, 4, "takes 1 operand(s), found 0");
+  expect_syntax_error("push v1", 1, 6, "expected a predicate");
+  expect_syntax_error("ret 0", 1, 5, "unexpected '0'");
   // Unknown mnemonics; mnemonics are lowercase (syntax.lex.ident).
-  expect_error("frob v1", 1, 1, "unknown instruction 'frob'");
-  expect_error("  ADD v1, v2, v3", 1, 3, "unknown instruction 'ADD'");
-  expect_error("5 v1", 1, 1, "expected an instruction, directive or label");
+  expect_syntax_error("frob v1", 1, 1, "unknown instruction 'frob'");
+  expect_syntax_error("  ADD v1, v2, v3", 1, 3, "unknown instruction 'ADD'");
+  expect_syntax_error("5 v1", 1, 1, "expected an instruction, directive or label");
 }
 
 // ---- labels (syntax.label, syntax.lex.label) ---------------------------------------
@@ -253,26 +214,26 @@ TEST(Labels, SeveralOnOneLineAndAcrossLines) {
 
 // syntax.lex.label: a label is not a register name.
 TEST(Labels, RegisterNamesAreNotLabels) {
-  expect_error("v1: nop", 1, 1, "register name");
-  expect_error("nop\n  s0:", 2, 3, "register name");
-  expect_error("p15: nop", 1, 1, "register name");
-  expect_error("pt: nop", 1, 1, "register name");
-  expect_error("ok: v255: nop", 1, 5, "register name");
-  expect_error("jmp v1", 1, 5, "register name");
-  expect_error("cbr p0, pt", 1, 9, "register name");
-  expect_error("call s3", 1, 6, "register name");
+  expect_syntax_error("v1: nop", 1, 1, "register name");
+  expect_syntax_error("nop\n  s0:", 2, 3, "register name");
+  expect_syntax_error("p15: nop", 1, 1, "register name");
+  expect_syntax_error("pt: nop", 1, 1, "register name");
+  expect_syntax_error("ok: v255: nop", 1, 5, "register name");
+  expect_syntax_error("jmp v1", 1, 5, "register name");
+  expect_syntax_error("cbr p0, pt", 1, 9, "register name");
+  expect_syntax_error("call s3", 1, 6, "register name");
 }
 
 // syntax.lex.label: letters, digits and `_` only; syntax.operand.kinds: `label`.
 TEST(Labels, MalformedLabels) {
-  expect_error(".x: nop", 1, 1, "invalid label name");
-  expect_error("a.b: nop", 1, 1, "invalid label name");
-  expect_error("jmp .x", 1, 5, "invalid label name");
-  expect_error("jmp 5", 1, 5, "must be a label");
-  expect_error("jmp %lane", 1, 5, "must be a label");
-  expect_error("a:: nop", 1, 3, "expected an instruction, directive or label, found ':'");
-  expect_error("1a: nop", 1, 1, "expected an instruction");
-  expect_error("a: b", 1, 4, "unknown instruction 'b'");
+  expect_syntax_error(".x: nop", 1, 1, "invalid label name");
+  expect_syntax_error("a.b: nop", 1, 1, "invalid label name");
+  expect_syntax_error("jmp .x", 1, 5, "invalid label name");
+  expect_syntax_error("jmp 5", 1, 5, "must be a label");
+  expect_syntax_error("jmp %lane", 1, 5, "must be a label");
+  expect_syntax_error("a:: nop", 1, 3, "expected an instruction, directive or label, found ':'");
+  expect_syntax_error("1a: nop", 1, 1, "expected an instruction");
+  expect_syntax_error("a: b", 1, 4, "unknown instruction 'b'");
 }
 
 // ---- memory operands (syntax.operand.kinds, M) -------------------------------------
@@ -317,24 +278,24 @@ TEST(MemoryOperands, Forms) {
 
 // syntax.operand.kinds (M), syntax.errors: malformed memory operands.
 TEST(MemoryOperands, Errors) {
-  expect_error("ld v1, buf[", 1, 12, "expected an address");
-  expect_error("ld v1, buf[v2+]", 1, 15, "expected a number offset");
-  expect_error("ld v1, buf[-2147483649]", 1, 12, "out of range");
-  expect_error("ld v1, buf[-v2]", 1, 13, "expected a number");
-  expect_error("ld v1, buf[-4+v2]", 1, 14, "expected ']'");
-  expect_error("ld v1, buf[v2", 1, 14, "expected ']'");
-  expect_error("ld v1, buf v2]", 1, 12, "expected '[' after 'buf'");
-  expect_error("ld v1, buf[v2 4]", 1, 15, "expected ']'");
-  expect_error("ld v1, buf[16+4]", 1, 14, "expected ']'");
-  expect_error("ld v1, buf[pt]", 1, 12, "expected an address");
-  expect_error("ld v1, buf[p1]", 1, 12, "expected an address");
-  expect_error("ld v1, [v2]", 1, 8, "expected a memory operand");
-  expect_error("ld v1, buf[v2+4294967296]", 1, 15, "out of range");
-  expect_error("ld v1, buf[4294967296]", 1, 12, "out of range");
-  expect_error("ld v1, buf[v2+v3]", 1, 15, "expected a number offset");
-  expect_error("ld v1, buf[v2+-4]", 1, 15, "expected a number offset");
-  expect_error("ld v1, buf[v007]", 1, 12, "malformed register");
-  expect_error("st buf[v1]], v2", 1, 11, "expected ','");
+  expect_syntax_error("ld v1, buf[", 1, 12, "expected an address");
+  expect_syntax_error("ld v1, buf[v2+]", 1, 15, "expected a number offset");
+  expect_syntax_error("ld v1, buf[-2147483649]", 1, 12, "out of range");
+  expect_syntax_error("ld v1, buf[-v2]", 1, 13, "expected a number");
+  expect_syntax_error("ld v1, buf[-4+v2]", 1, 14, "expected ']'");
+  expect_syntax_error("ld v1, buf[v2", 1, 14, "expected ']'");
+  expect_syntax_error("ld v1, buf v2]", 1, 12, "expected '[' after 'buf'");
+  expect_syntax_error("ld v1, buf[v2 4]", 1, 15, "expected ']'");
+  expect_syntax_error("ld v1, buf[16+4]", 1, 14, "expected ']'");
+  expect_syntax_error("ld v1, buf[pt]", 1, 12, "expected an address");
+  expect_syntax_error("ld v1, buf[p1]", 1, 12, "expected an address");
+  expect_syntax_error("ld v1, [v2]", 1, 8, "expected a memory operand");
+  expect_syntax_error("ld v1, buf[v2+4294967296]", 1, 15, "out of range");
+  expect_syntax_error("ld v1, buf[4294967296]", 1, 12, "out of range");
+  expect_syntax_error("ld v1, buf[v2+v3]", 1, 15, "expected a number offset");
+  expect_syntax_error("ld v1, buf[v2+-4]", 1, 15, "expected a number offset");
+  expect_syntax_error("ld v1, buf[v007]", 1, 12, "malformed register");
+  expect_syntax_error("st buf[v1]], v2", 1, 11, "expected ','");
 }
 
 // ---- structured control flow (syntax.struct) ---------------------------------------
@@ -365,17 +326,17 @@ TEST(Structured, Keywords) {
 
 // syntax.struct, syntax.errors: wrong operands of structured statements.
 TEST(Structured, Errors) {
-  expect_error("if", 1, 3, "expected a predicate");
-  expect_error("if v1", 1, 4, "expected a predicate");
-  expect_error("if p0, p1", 1, 6, "unexpected ','");
-  expect_error("else p0", 1, 6, "unexpected 'p0'");
-  expect_error("endif 1", 1, 7, "unexpected '1'");
-  expect_error("loop 3", 1, 6, "unexpected '3'");
-  expect_error("break 5", 1, 7, "expected a predicate");
-  expect_error("continue s1", 1, 10, "expected a predicate");
-  expect_error("endloop x", 1, 9, "unexpected 'x'");
+  expect_syntax_error("if", 1, 3, "expected a predicate");
+  expect_syntax_error("if v1", 1, 4, "expected a predicate");
+  expect_syntax_error("if p0, p1", 1, 6, "unexpected ','");
+  expect_syntax_error("else p0", 1, 6, "unexpected 'p0'");
+  expect_syntax_error("endif 1", 1, 7, "unexpected '1'");
+  expect_syntax_error("loop 3", 1, 6, "unexpected '3'");
+  expect_syntax_error("break 5", 1, 7, "expected a predicate");
+  expect_syntax_error("continue s1", 1, 10, "expected a predicate");
+  expect_syntax_error("endloop x", 1, 9, "unexpected 'x'");
   // Keywords are lowercase.
-  expect_error("IF p0", 1, 1, "unknown instruction 'IF'");
+  expect_syntax_error("IF p0", 1, 1, "unknown instruction 'IF'");
 }
 
 // ---- directives (syntax.directive) -------------------------------------------------
@@ -410,11 +371,14 @@ TEST(Directives, EveryU32DirectiveUpTo2Pow32Minus1) {
     EXPECT_EQ(dir.span, (syntax::Span{2, 3, static_cast<uint32_t>(name.size())}));
     EXPECT_EQ(*(parse_ok(name + " 4294967295").launch.*(d.field)).value, 4294967295u);
     EXPECT_EQ(*(parse_ok(name + " 0").launch.*(d.field)).value, 0u);
-    expect_error(name + " 4294967296", 1, static_cast<uint32_t>(name.size() + 2), "out of range");
-    expect_error(name, 1, static_cast<uint32_t>(name.size() + 1), "expected a number");
-    expect_error(name + " -1", 1, static_cast<uint32_t>(name.size() + 2), "expected a number");
-    expect_error(name + " 8 9", 1, static_cast<uint32_t>(name.size() + 4), "unexpected '9'");
-    expect_error(name + " wave", 1, static_cast<uint32_t>(name.size() + 2), "expected a number");
+    expect_syntax_error(name + " 4294967296", 1, static_cast<uint32_t>(name.size() + 2),
+                        "out of range");
+    expect_syntax_error(name, 1, static_cast<uint32_t>(name.size() + 1), "expected a number");
+    expect_syntax_error(name + " -1", 1, static_cast<uint32_t>(name.size() + 2),
+                        "expected a number");
+    expect_syntax_error(name + " 8 9", 1, static_cast<uint32_t>(name.size() + 4), "unexpected '9'");
+    expect_syntax_error(name + " wave", 1, static_cast<uint32_t>(name.size() + 2),
+                        "expected a number");
   }
 }
 
@@ -424,9 +388,9 @@ TEST(Directives, SeedAndMaxStepsUpTo2Pow64Minus1) {
   EXPECT_EQ(*p.launch.seed.value, 18446744073709551615ull);
   EXPECT_EQ(*p.launch.max_steps.value, 18446744073709551615ull);
   EXPECT_EQ(p.launch.max_steps.span, (syntax::Span{2, 1, 10}));
-  expect_error(".seed 18446744073709551616", 1, 7, "out of range");
-  expect_error(".max_steps 0x10000000000000000", 1, 12, "out of range");
-  expect_error(".seed -1", 1, 7, "expected a number");
+  expect_syntax_error(".seed 18446744073709551616", 1, 7, "out of range");
+  expect_syntax_error(".max_steps 0x10000000000000000", 1, 12, "out of range");
+  expect_syntax_error(".seed -1", 1, 7, "expected a number");
 }
 
 // syntax.directive: .policy takes a policy name (checked with the configuration).
@@ -436,9 +400,9 @@ TEST(Directives, Policy) {
     ASSERT_TRUE(p.launch.policy.value.has_value());
     EXPECT_EQ(*p.launch.policy.value, name);
   }
-  expect_error(".policy", 1, 8, "expected a scheduling policy name");
-  expect_error(".policy 3", 1, 9, "expected a scheduling policy name");
-  expect_error(".policy random x", 1, 16, "unexpected 'x'");
+  expect_syntax_error(".policy", 1, 8, "expected a scheduling policy name");
+  expect_syntax_error(".policy 3", 1, 9, "expected a scheduling policy name");
+  expect_syntax_error(".policy random x", 1, 16, "unexpected 'x'");
 }
 
 // syntax.directive: each directive at most once; the error names the first line.
@@ -453,7 +417,7 @@ TEST(Directives, DuplicatesAreErrors) {
   for (const auto& l : lines) src += l + "\n";
   src += "nop\n";
   for (const auto& l : lines) src += "  " + l + "\n";
-  auto ds = errors(src);
+  auto ds = test::parse_errors(src);
   ASSERT_EQ(ds.size(), n) << show(ds);
   for (size_t i = 0; i < n; ++i) {
     SCOPED_TRACE(lines[i]);
@@ -472,10 +436,10 @@ TEST(Directives, DuplicatesAreErrors) {
 
 // syntax.directive: only the listed directives exist (case-sensitive).
 TEST(Directives, UnknownDirectives) {
-  expect_error(".frob 1", 1, 1, "unknown directive '.frob'");
-  expect_error("  .WAVE 8", 1, 3, "unknown directive '.WAVE'");
-  expect_error(".", 1, 1, "unknown directive");
-  expect_error(".wave.x 8", 1, 1, "unknown directive");
+  expect_syntax_error(".frob 1", 1, 1, "unknown directive '.frob'");
+  expect_syntax_error("  .WAVE 8", 1, 3, "unknown directive '.WAVE'");
+  expect_syntax_error(".", 1, 1, "unknown directive");
+  expect_syntax_error(".wave.x 8", 1, 1, "unknown directive");
 }
 
 // syntax.directive: directives may appear anywhere in the file.
@@ -575,34 +539,34 @@ TEST(Buffers, SizeExpressionPrecedence) {
 
 // syntax.buffer, syntax.buffer.size, syntax.buffer.init: malformed declarations.
 TEST(Buffers, Errors) {
-  expect_error(".buffer a u64[4] in", 1, 11, "expected an element type");
-  expect_error(".buffer a U32[4] in", 1, 11, "expected an element type");
-  expect_error(".buffer a u32 in", 1, 15, "expected '['");
-  expect_error(".buffer a u32[4] io", 1, 18, "expected a buffer mode");
-  expect_error(".buffer a u32[4]", 1, 17, "expected a buffer mode");
-  expect_error(".buffer a u32[foo] in", 1, 15, "expected a count");
-  expect_error(".buffer a u32[] in", 1, 15, "expected a count");
-  expect_error(".buffer a u32[4 in", 1, 17, "expected ']'");
-  expect_error(".buffer a u32[-4] in", 1, 15, "expected a count");
-  expect_error(".buffer a u32[(4] in", 1, 17, "expected ')'");
-  expect_error(".buffer a u32[4+] in", 1, 17, "expected a count");
-  expect_error(".buffer a u32[4 / 2] in", 1, 17, "expected ']'");
-  expect_error(".buffer a u32[4294967296] in", 1, 15, "out of range");
-  expect_error(".buffer a u32[v1] in", 1, 15, "expected a count");
-  expect_error(".buffer 5 u32[4] in", 1, 9, "expected a buffer name");
-  expect_error(".buffer", 1, 8, "expected a buffer name");
-  expect_error(".buffer a.b u32[4] in", 1, 9, "expected a buffer name");
-  expect_error(".buffer a u32[4] in =", 1, 22, "expected a number");
-  expect_error(".buffer a u32[4] in = fill 3", 1, 28, "expected '(' after 'fill'");
-  expect_error(".buffer a u32[4] in = fill()", 1, 28, "expected a number");
-  expect_error(".buffer a u32[4] in = fill(1, 2)", 1, 29, "expected ')'");
-  expect_error(".buffer a u32[4] in = iota(1)", 1, 29, "expected ','");
-  expect_error(".buffer a u32[4] in = iota(1, 2", 1, 32, "expected ')'");
-  expect_error(".buffer a u32[4] in = 1, 2,", 1, 28, "expected a number");
-  expect_error(".buffer a u32[4] in = 4294967296", 1, 23, "out of range");
-  expect_error(".buffer a u32[4] in = -2147483649", 1, 23, "out of range");
-  expect_error(".buffer a u32[4] in = 1 2", 1, 25, "unexpected '2'");
-  expect_error(".buffer a u32[4] in = zero", 1, 23, "expected a number");
+  expect_syntax_error(".buffer a u64[4] in", 1, 11, "expected an element type");
+  expect_syntax_error(".buffer a U32[4] in", 1, 11, "expected an element type");
+  expect_syntax_error(".buffer a u32 in", 1, 15, "expected '['");
+  expect_syntax_error(".buffer a u32[4] io", 1, 18, "expected a buffer mode");
+  expect_syntax_error(".buffer a u32[4]", 1, 17, "expected a buffer mode");
+  expect_syntax_error(".buffer a u32[foo] in", 1, 15, "expected a count");
+  expect_syntax_error(".buffer a u32[] in", 1, 15, "expected a count");
+  expect_syntax_error(".buffer a u32[4 in", 1, 17, "expected ']'");
+  expect_syntax_error(".buffer a u32[-4] in", 1, 15, "expected a count");
+  expect_syntax_error(".buffer a u32[(4] in", 1, 17, "expected ')'");
+  expect_syntax_error(".buffer a u32[4+] in", 1, 17, "expected a count");
+  expect_syntax_error(".buffer a u32[4 / 2] in", 1, 17, "expected ']'");
+  expect_syntax_error(".buffer a u32[4294967296] in", 1, 15, "out of range");
+  expect_syntax_error(".buffer a u32[v1] in", 1, 15, "expected a count");
+  expect_syntax_error(".buffer 5 u32[4] in", 1, 9, "expected a buffer name");
+  expect_syntax_error(".buffer", 1, 8, "expected a buffer name");
+  expect_syntax_error(".buffer a.b u32[4] in", 1, 9, "expected a buffer name");
+  expect_syntax_error(".buffer a u32[4] in =", 1, 22, "expected a number");
+  expect_syntax_error(".buffer a u32[4] in = fill 3", 1, 28, "expected '(' after 'fill'");
+  expect_syntax_error(".buffer a u32[4] in = fill()", 1, 28, "expected a number");
+  expect_syntax_error(".buffer a u32[4] in = fill(1, 2)", 1, 29, "expected ')'");
+  expect_syntax_error(".buffer a u32[4] in = iota(1)", 1, 29, "expected ','");
+  expect_syntax_error(".buffer a u32[4] in = iota(1, 2", 1, 32, "expected ')'");
+  expect_syntax_error(".buffer a u32[4] in = 1, 2,", 1, 28, "expected a number");
+  expect_syntax_error(".buffer a u32[4] in = 4294967296", 1, 23, "out of range");
+  expect_syntax_error(".buffer a u32[4] in = -2147483649", 1, 23, "out of range");
+  expect_syntax_error(".buffer a u32[4] in = 1 2", 1, 25, "unexpected '2'");
+  expect_syntax_error(".buffer a u32[4] in = zero", 1, 23, "expected a number");
 }
 
 // syntax.buffer.size, syntax.errors: nesting depth is bounded.
@@ -621,7 +585,7 @@ TEST(Buffers, DeeplyNestedSizeIsAnErrorNotACrash) {
 
 // Parsing continues on the next line: every bad line is reported, in order.
 TEST(Errors, EveryBadLineIsReported) {
-  auto ds = errors(
+  auto ds = test::parse_errors(
       "frob\n"             // 1
       "nop\n"              // 2
       "  mov v1\n"         // 3
@@ -637,7 +601,7 @@ TEST(Errors, EveryBadLineIsReported) {
     EXPECT_EQ(ds[i].span.col, where[i].second) << show(ds);
   }
   // Only the first error of a line is reported.
-  EXPECT_EQ(errors("frob @ %x 0x").size(), 1u);
+  EXPECT_EQ(test::parse_errors("frob @ %x 0x").size(), 1u);
   // The good lines are still parsed.
   auto r = text::parse("frob\nnop\n@\nexit\n");
   ASSERT_EQ(r.program.stmts.size(), 2u);

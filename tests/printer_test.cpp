@@ -23,6 +23,8 @@
 namespace simt {
 namespace {
 
+using test::read_all;
+
 using syntax::Operand;
 using syntax::OperandType;
 using syntax::RegFile;
@@ -89,24 +91,9 @@ Stmt structured(StmtKind k, std::vector<Operand> ops = {}) {
   s.operands = std::move(ops);
   return s;
 }
-SizeExpr num(int64_t n) {
-  SizeExpr e;
-  e.num = n;
-  return e;
-}
-SizeExpr sym(std::string s) {
-  SizeExpr e;
-  e.kind = SizeExpr::Kind::Sym;
-  e.sym = std::move(s);
-  return e;
-}
-SizeExpr bin(SizeExpr::Kind k, SizeExpr l, SizeExpr r) {
-  SizeExpr e;
-  e.kind = k;
-  e.lhs = std::make_shared<SizeExpr>(std::move(l));
-  e.rhs = std::make_shared<SizeExpr>(std::move(r));
-  return e;
-}
+using test::bin;
+using test::num;
+using test::sym;
 syntax::BufferDecl buffer(std::string name, syntax::ElemType t, SizeExpr count,
                           syntax::BufferMode m, syntax::BufferInit init = {}) {
   syntax::BufferDecl b;
@@ -333,13 +320,6 @@ TEST(Printer, SizeExpressionsKeepTheirShape) {
 }
 
 // ---- the example programs ---------------------------------------------------------
-
-std::string read_all(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 TEST(RoundTrip, ExamplesAsWrittenAndExpanded) {
   std::vector<std::filesystem::path> files;

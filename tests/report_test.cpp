@@ -27,21 +27,12 @@
 namespace simt {
 namespace {
 
+using test::read_all;
+using test::write_all;
+
 namespace fs = std::filesystem;
 using reports::Clause;
 using reports::ResultsFile;
-
-std::string read_all(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void write_all(const fs::path& p, std::string_view text) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(text.data(), static_cast<std::streamsize>(text.size()));
-}
 
 size_t count(const std::string& hay, const std::string& needle) {
   size_t n = 0;

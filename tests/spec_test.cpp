@@ -19,13 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 std::string between(const std::string& text, const std::string& table) {
   std::string begin = "<!-- BEGIN " + table + " -->\n", end = "<!-- END " + table + " -->";
   size_t a = text.find(begin), b = text.find(end);
@@ -39,7 +32,7 @@ std::map<std::string, std::string> defined_clauses() {
   std::regex def(R"(^\*\*\[([a-z0-9_]+(\.[a-z0-9_]+)+)\]\*\*)");
   for (const auto& e : fs::directory_iterator(test::source_path("spec"))) {
     if (e.path().extension() != ".md") continue;
-    std::istringstream in(slurp(e.path()));
+    std::istringstream in(test::read_all(e.path()));
     std::string line;
     while (std::getline(in, line)) {
       std::smatch m;
@@ -60,7 +53,7 @@ const std::regex& citation_re() {
 }
 
 TEST(SpecTable, InstructionListMatchesTable) {
-  std::string spec = slurp(test::source_path("spec/instructions.md"));
+  std::string spec = test::read_all(test::source_path("spec/instructions.md"));
   EXPECT_EQ(between(spec, "instructions"), doc::instruction_table())
       << "spec/instructions.md is out of date: run tests/update_spec_tables.sh";
   EXPECT_EQ(between(spec, "specials"), doc::special_table());
@@ -78,7 +71,7 @@ TEST(SpecClauses, TableCitesDefinedClauses) {
 }
 
 TEST(SpecClauses, EveryEventIsSpecified) {
-  std::string events = slurp(test::source_path("spec/events.md"));
+  std::string events = test::read_all(test::source_path("spec/events.md"));
   for (auto e : isa::all_events()) {
     std::string row = "| " + std::to_string(static_cast<int>(e)) + " | `" +
                       std::string(isa::event_name(e)) + "` |";
@@ -97,7 +90,7 @@ TEST(SpecClauses, CitationsInSpecAndCodeAreDefined) {
   auto check_file = [&](const fs::path& p) {
     // Only comments cite clauses; code like `st_.mem.hash` does not.
     std::string text;
-    std::istringstream in(slurp(p));
+    std::istringstream in(test::read_all(p));
     for (std::string line; std::getline(in, line);) {
       size_t c = line.find("//");
       if (c != std::string::npos) text += line.substr(c) + "\n";
@@ -118,7 +111,7 @@ TEST(SpecClauses, CitationsInSpecAndCodeAreDefined) {
   for (const auto& e : fs::directory_iterator(test::source_path("spec")))
     if (e.path().extension() == ".md") {
       // In the spec only bracketed references count: [alu.add].
-      std::string text = slurp(e.path());
+      std::string text = test::read_all(e.path());
       std::regex ref(
           R"(\[((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results|oracle)(\.[a-z0-9_]+)+)\])");
       for (std::sregex_iterator it(text.begin(), text.end(), ref), end; it != end; ++it)

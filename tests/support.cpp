@@ -2,6 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "text/parser.h"
+
+namespace simt::exec {
+void PrintTo(Status s, std::ostream* os) {
+  *os << status_name(s);
+}
+}  // namespace simt::exec
+
 namespace simt::test {
 
 host::LoadResult load(std::string_view text, host::LoadOptions opt) {
@@ -35,6 +47,65 @@ std::vector<uint32_t> words(const exec::Outcome& o, std::string_view buffer) {
 
 std::string source_path(std::string_view relative) {
   return std::string(SIMT_SOURCE_DIR) + "/" + std::string(relative);
+}
+
+std::string read_all(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_all(const std::filesystem::path& p, std::string_view text) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+std::vector<syntax::Diagnostic> parse_errors(std::string_view src) {
+  auto r = text::parse(src);
+  std::vector<syntax::Diagnostic> out = r.diags.list();
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.span.line != b.span.line ? a.span.line < b.span.line : a.span.col < b.span.col;
+  });
+  return out;
+}
+
+std::string show(const std::vector<syntax::Diagnostic>& ds) {
+  std::string s;
+  for (const auto& d : ds) s += syntax::format_diag("t", d) + "\n";
+  return s;
+}
+
+void expect_syntax_error(std::string_view src, uint32_t line, uint32_t col,
+                         std::string_view substr) {
+  SCOPED_TRACE(testing::Message() << "source: " << testing::PrintToString(std::string(src)));
+  auto ds = parse_errors(src);
+  ASSERT_EQ(ds.size(), 1u) << show(ds);
+  EXPECT_EQ(ds[0].kind, syntax::DiagKind::Syntax);
+  EXPECT_EQ(ds[0].span.line, line) << show(ds);
+  EXPECT_EQ(ds[0].span.col, col) << show(ds);
+  EXPECT_NE(ds[0].message.find(substr), std::string::npos)
+      << "message: " << ds[0].message << "\nexpected to contain: " << substr;
+}
+
+syntax::SizeExpr num(int64_t n) {
+  syntax::SizeExpr e;
+  e.kind = syntax::SizeExpr::Kind::Num;
+  e.num = n;
+  return e;
+}
+syntax::SizeExpr sym(std::string s) {
+  syntax::SizeExpr e;
+  e.kind = syntax::SizeExpr::Kind::Sym;
+  e.sym = std::move(s);
+  return e;
+}
+syntax::SizeExpr bin(syntax::SizeExpr::Kind k, syntax::SizeExpr l, syntax::SizeExpr r) {
+  syntax::SizeExpr e;
+  e.kind = k;
+  e.lhs = std::make_shared<syntax::SizeExpr>(std::move(l));
+  e.rhs = std::make_shared<syntax::SizeExpr>(std::move(r));
+  return e;
 }
 
 std::string faulty_runner_toml(std::string_view fault, double timeout) {

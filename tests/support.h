@@ -1,6 +1,8 @@
 // Helpers shared by the unit tests: load and run program text in process.
 #pragma once
 
+#include <filesystem>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +11,13 @@
 
 #include "exec/machine.h"
 #include "host/host.h"
+#include "syntax/ast.h"
+#include "syntax/diag.h"
+
+namespace simt::exec {
+// Readable failure messages for statuses (found by GoogleTest through ADL).
+void PrintTo(Status s, std::ostream* os);
+}  // namespace simt::exec
 
 namespace simt::test {
 
@@ -30,6 +39,22 @@ std::vector<uint32_t> words(const exec::Outcome& o, std::string_view buffer);
 
 // Path of a file in the source tree.
 std::string source_path(std::string_view relative);
+
+// A whole file as bytes ("" if it cannot be read); a file written from text.
+std::string read_all(const std::filesystem::path& p);
+void write_all(const std::filesystem::path& p, std::string_view text);
+
+// The diagnostics of parsing `src`, in source order, and as text for messages.
+std::vector<syntax::Diagnostic> parse_errors(std::string_view src);
+std::string show(const std::vector<syntax::Diagnostic>& ds);
+// Exactly one syntax error, at line:col, whose message contains `substr`.
+void expect_syntax_error(std::string_view src, uint32_t line, uint32_t col,
+                         std::string_view substr);
+
+// Size expression builders (syntax.buffer.size).
+syntax::SizeExpr num(int64_t n);
+syntax::SizeExpr sym(std::string s);
+syntax::SizeExpr bin(syntax::SizeExpr::Kind k, syntax::SizeExpr l, syntax::SizeExpr r);
 
 // A runner description (TOML, runner.process.toml) of the test-only faulty
 // implementation with one named fault ("none": the reference behind the

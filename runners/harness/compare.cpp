@@ -4,14 +4,6 @@ namespace simt::harness {
 
 using runners::RunResult;
 
-int64_t reduce(const std::string& type, int64_t v) {
-  uint64_t u = static_cast<uint64_t>(v);
-  if (type == "u8") return static_cast<int64_t>(u & 0xff);
-  if (type == "u16") return static_cast<int64_t>(u & 0xffff);
-  if (type == "i32") return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(u)));
-  return static_cast<int64_t>(u & 0xffffffffull);
-}
-
 namespace {
 
 json::Value element_diff(const std::string& buffer, size_t index, int64_t expected, int64_t actual,
@@ -178,7 +170,7 @@ Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout
         want = std::get<int64_t>(r);
       }
       ++v.checks;
-      int64_t w = reduce(b->type, want), g = reduce(b->type, b->values[i]);
+      int64_t w = model::reduce(b->type, want), g = model::reduce(b->type, b->values[i]);
       if (w != g) {
         json::Value d = element_diff(be.name, i, w, g, want_len, l);
         return fail(v,
@@ -236,7 +228,7 @@ Verdict compare_with_reference(const RunResult& ref, const RunResult& a, const L
                      static_cast<uint64_t>(b->values.size())));
     for (size_t i = 0; i < rb.values.size(); ++i) {
       ++v.checks;
-      int64_t w = reduce(rb.type, rb.values[i]), g = reduce(rb.type, b->values[i]);
+      int64_t w = model::reduce(rb.type, rb.values[i]), g = model::reduce(rb.type, b->values[i]);
       if (w != g) {
         json::Value d = element_diff(rb.name, i, w, g, rb.values.size(), l);
         return fail(v,

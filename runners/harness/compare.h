@@ -27,9 +27,6 @@ struct Verdict {
   std::string against;     // "expectation" or "reference"
 };
 
-// Reduces a value to an element type (format.expect.buffers).
-int64_t reduce(const std::string& type, int64_t v);
-
 Verdict check_expectation(const Expectation& x, const runners::RunResult& actual, const Layout& l);
 // runner.differential: the actual outcome must equal the reference's.
 Verdict compare_with_reference(const runners::RunResult& ref, const runners::RunResult& actual,

@@ -22,6 +22,18 @@ const std::set<std::string>& known_statuses() {
   return s;
 }
 
+host::Overrides Settings::overrides() const {
+  host::Overrides o;
+  o.wave = wave;
+  o.simd = simd;
+  o.warps = warps;
+  o.workgroups = workgroups;
+  o.cores = cores;
+  o.seed = seed;
+  if (policy) o.policy = exec::find_policy(*policy);
+  return o;
+}
+
 std::string Settings::key() const {
   std::string k;
   auto add = [&](const char* name, const std::string& v) {

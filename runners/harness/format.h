@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "expr.h"
+#include "host/host.h"
 #include "json.h"
 
 namespace simt::harness {
@@ -21,6 +22,9 @@ struct Settings {
   std::optional<uint64_t> seed;
   std::string key() const;  // "wave=32,policy=random"
   json::Value to_json() const;
+  // As command-line overrides of the program's directives (state.launch.sources);
+  // an unknown policy name is left out (the caller reports it).
+  host::Overrides overrides() const;
 };
 
 struct BufferExpect {

@@ -159,15 +159,7 @@ Prepared prepare(const Case& c, const Options& o) {
   const TestFile& t = *c.test;
   host::LoadOptions opt;
   const Settings& s = c.settings;
-  opt.cli.wave = s.wave;
-  opt.cli.simd = s.simd;
-  opt.cli.warps = s.warps;
-  opt.cli.workgroups = s.workgroups;
-  opt.cli.cores = s.cores;
-  if (s.policy) {
-    if (auto pol = exec::find_policy(*s.policy)) opt.cli.policy = *pol;
-  }
-  opt.cli.seed = s.seed;
+  opt.cli = s.overrides();
   auto parsed = text::parse(t.source);
   if (!parsed.program.launch.max_steps.value) opt.cli.max_steps = o.max_steps;
   std::set<std::string> mnemonics;

@@ -21,19 +21,10 @@ std::vector<LintIssue> lint(const Suite& suite, const std::map<std::string, Clau
     // The program must load in every configuration, unless it is meant to be rejected.
     for (const auto& s : t.configs) {
       host::LoadOptions opt;
-      opt.cli.wave = s.wave;
-      opt.cli.simd = s.simd;
-      opt.cli.warps = s.warps;
-      opt.cli.workgroups = s.workgroups;
-      opt.cli.cores = s.cores;
-      opt.cli.seed = s.seed;
-      if (s.policy) {
-        auto p = exec::find_policy(*s.policy);
-        if (!p) {
-          out.push_back({t.path, 0, "unknown policy '" + *s.policy + "' in [matrix]"});
-          continue;
-        }
-        opt.cli.policy = *p;
+      opt.cli = s.overrides();
+      if (s.policy && !opt.cli.policy) {
+        out.push_back({t.path, 0, "unknown policy '" + *s.policy + "' in [matrix]"});
+        continue;
       }
       auto r = host::load(t.source, opt);
       if (!r.loaded && t.expect.status != "rejected") {
