@@ -78,6 +78,34 @@ TEST_P(FuzzFault, IsFoundShrunkAndWrittenAsARegressionTest) {
   fs::remove_all(dir);
 }
 
+// oracle.invariant.differential: a runner that crashes, hangs or answers garbage
+// is a failure with a message saying so; the run ends, shrinks and writes it.
+TEST(FuzzBrokenRunner, CrashHangAndGarbageAreFailuresAndTheRunEnds) {
+  for (const std::string fault : {"crash", "hang", "garbage"}) {
+    SCOPED_TRACE(fault);
+    auto spec = runners::parse_process_spec(test::faulty_runner_toml(fault, 0.5), fault + ".toml");
+    ASSERT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
+    auto runner = runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
+    fs::path dir =
+        fs::temp_directory_path() / ("simtspec_broken_" + fault + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    gen::FuzzOptions o;
+    o.invariants = {"differential"};
+    o.seed = 1;
+    o.count = 20;
+    o.runner = runner.get();
+    o.out_dir = dir.string();
+    gen::FuzzResult r = gen::fuzz(o, [](const std::string&) {});
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_NE(r.failures[0].message.find("failed to run the program"), std::string::npos)
+        << r.failures[0].message;
+    EXPECT_FALSE(r.failures[0].file.empty());
+    EXPECT_TRUE(fs::exists(r.failures[0].file));
+    runner->shutdown();
+    fs::remove_all(dir);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Faults, FuzzFault,
                          ::testing::Values("invert-all", "cbr-empty-taken", "readlane-off-by-one",
                                            "cmp-unsigned", "barrier-early", "mask-overflow-late",
