@@ -83,6 +83,9 @@ void write(const Value& v, int indent, int level, std::string& out) {
     case Value::Type::Int:
       out += std::to_string(v.as_int());
       break;
+    case Value::Type::UInt:
+      out += std::to_string(v.as_uint());
+      break;
     case Value::Type::Double: {
       double d = v.as_double();
       if (!std::isfinite(d)) {
@@ -268,6 +271,12 @@ class Parser {
       auto r = std::from_chars(txt.data(), txt.data() + txt.size(), v);
       if (r.ec == std::errc() && r.ptr == txt.data() + txt.size()) {
         out = Value(v);
+        return true;
+      }
+      uint64_t u = 0;  // above INT64_MAX
+      r = std::from_chars(txt.data(), txt.data() + txt.size(), u);
+      if (txt[0] != '-' && r.ec == std::errc() && r.ptr == txt.data() + txt.size()) {
+        out = Value(u);
         return true;
       }
     }

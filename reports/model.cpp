@@ -49,11 +49,11 @@ bool get_uint(const json::Value& v, const char* key, uint64_t max, uint64_t& out
     if (required) err = std::string("missing '") + key + "'";
     return !required;
   }
-  if (!f->is_int() || f->as_int() < 0 || static_cast<uint64_t>(f->as_int()) > max) {
+  if (!f->is_uint() || f->as_uint() > max) {
     err = std::string("'") + key + "' must be an integer from 0 to " + std::to_string(max);
     return false;
   }
-  out = static_cast<uint64_t>(f->as_int());
+  out = f->as_uint();
   return true;
 }
 }  // namespace

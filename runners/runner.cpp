@@ -86,9 +86,8 @@ bool RunConfig::from_json(const json::Value& v, RunConfig& out, std::string& err
       out.policy = x.as_string();
       continue;
     }
-    if (!x.is_int() || x.as_int() < 0)
-      return err = "config." + k + " must be a non-negative integer", false;
-    uint64_t n = static_cast<uint64_t>(x.as_int());
+    if (!x.is_uint()) return err = "config." + k + " must be a non-negative integer", false;
+    uint64_t n = x.as_uint();
     bool u32 = n <= 0xffffffffull;
     if (k == "wave" && u32)
       out.wave = static_cast<uint32_t>(n);

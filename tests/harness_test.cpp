@@ -3,10 +3,12 @@
 // process protocol and its isolation of crashing, hanging and garbage-talking
 // implementations (runner.protocol.*), shards, and results files (results.*).
 #include <gtest/gtest.h>
+#include <limits>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "compare.h"
@@ -367,6 +369,24 @@ TEST(Protocol, RequestAndResponseRoundTrip) {
   EXPECT_EQ(okback.outcome.buffers[0].values, (std::vector<int64_t>{1, 2}));
   EXPECT_TRUE(std::holds_alternative<std::string>(runners::parse_request_line("{\"op\":\"run\"}")));
   EXPECT_TRUE(std::holds_alternative<std::string>(runners::parse_request_line("not json")));
+}
+
+// runner.protocol.request: seeds and step limits span 0 .. 2^64 - 1 ([state.launch]).
+TEST(Protocol, SeedsAbove2To63CrossTheProtocolIntact) {
+  runners::RunRequest req;
+  req.program = "exit\n";
+  req.config.policy = "random";
+  req.config.seed = std::numeric_limits<uint64_t>::max();
+  req.config.max_steps = (uint64_t{1} << 63) + 5;
+  std::string line = runners::request_line(req, 1);
+  EXPECT_NE(line.find("\"seed\":18446744073709551615"), std::string::npos) << line;
+  auto parsed = runners::parse_request_line(line);
+  ASSERT_TRUE(std::holds_alternative<runners::ServerRequest>(parsed));
+  const auto& sr = std::get<runners::ServerRequest>(parsed);
+  EXPECT_EQ(sr.req.config.seed, std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(sr.req.config.max_steps, (uint64_t{1} << 63) + 5);
+  EXPECT_TRUE(std::holds_alternative<std::string>(runners::parse_request_line(
+      R"({"protocol":"simtspec-runner/1","op":"run","id":1,"program":"exit\n","config":{"seed":-1}})")));
 }
 
 // runner.protocol.errors: every violation becomes an error with a reason.

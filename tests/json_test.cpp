@@ -197,6 +197,23 @@ TEST(JsonNumbers, Integers) {
   EXPECT_EQ(json::dump(Value(uint32_t{4294967295u})), "4294967295");
 }
 
+TEST(JsonNumbers, UnsignedAbove2To63KeepTheirValue) {
+  // Seeds are 64-bit unsigned ([state.launch]); they must not print as negatives.
+  const uint64_t top = std::numeric_limits<uint64_t>::max();
+  EXPECT_EQ(json::dump(Value(top)), "18446744073709551615");
+  EXPECT_EQ(json::dump(Value(uint64_t{1} << 63)), "9223372036854775808");
+  Value back = parse_ok("18446744073709551615");
+  EXPECT_TRUE(back.is_uint());
+  EXPECT_FALSE(back.is_int());
+  EXPECT_EQ(back.as_uint(), top);
+  EXPECT_EQ(back, Value(top));
+  // One representation per integer: small unsigned values are Int.
+  EXPECT_EQ(Value(uint64_t{5}), Value(5));
+  EXPECT_TRUE(Value(uint64_t{5}).is_int());
+  EXPECT_FALSE(parse_ok("-1").is_uint());
+  EXPECT_TRUE(parse_ok("0").is_uint());
+}
+
 TEST(JsonNumbers, DoublesAndExponents) {
   EXPECT_DOUBLE_EQ(parse_ok("3.25").as_double(), 3.25);
   EXPECT_DOUBLE_EQ(parse_ok("-0.5").as_double(), -0.5);
