@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -371,11 +372,14 @@ Model build_model(const std::vector<ResultsFile>& results) {
 // ---------------------------------------------------------------------------
 // Shared page parts.
 
+// Marks every page this writer produces, so a rewrite removes only its own stale pages.
+constexpr std::string_view kGeneratorMark = "<meta name=\"generator\" content=\"simtspec report\">";
+
 void page_start(Html& h, std::string_view title, std::string_view root, bool script) {
   h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
     << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-    << "<title>" << E(title) << "</title>\n<link rel=\"stylesheet\" href=\"" << root
-    << "style.css\">\n";
+    << kGeneratorMark << "\n<title>" << E(title) << "</title>\n<link rel=\"stylesheet\" href=\""
+    << root << "style.css\">\n";
   if (script) h << "<script src=\"" << root << "report.js\" defer></script>\n";
   h << "</head>\n<body>\n<nav><a href=\"" << root << "index.html\">Results</a> <a href=\"" << root
     << "coverage.html\">Clause coverage</a></nav>\n";
@@ -1338,6 +1342,23 @@ bool write_file(const fs::path& path, std::string_view content, std::string& err
   return ok;
 }
 
+// results.report: pages an earlier report left in tests/ that this one did not
+// write. Only .html files that carry the generator mark are removed.
+void remove_stale_pages(const fs::path& dir, const std::set<fs::path>& written) {
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path p = it->path().lexically_normal();
+    if (p.extension() != ".html" || written.count(p) || !it->is_regular_file(ec)) continue;
+    std::ifstream in(p, std::ios::binary);
+    std::string head(1024, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (head.find(kGeneratorMark) != std::string::npos) stale.push_back(p);
+  }
+  for (const auto& p : stale) fs::remove(p, ec);
+}
+
 }  // namespace
 
 std::string write_html(const std::vector<ResultsFile>& results,
@@ -1360,13 +1381,16 @@ std::string write_html(const std::vector<ResultsFile>& results,
     for (const Row& r : m.rows)
       for (const Entry* e : r.cells)
         if (e) row_of[e] = &r;
+  std::set<fs::path> written;
   for (const Source& src : m.sources)
     for (const Entry& e : src.entries) {
       auto it = row_of.find(&e);
       if (!write_file(root / e.page, render_detail(m, e, it == row_of.end() ? nullptr : it->second),
                       err))
         return err;
+      written.insert((root / e.page).lexically_normal());
     }
+  remove_stale_pages(root / "tests", written);
   return "";
 }
 

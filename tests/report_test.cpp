@@ -126,6 +126,29 @@ TEST_F(Report, WritesTheSiteFiles) {
   }
 }
 
+// results.report: a rewrite drops the pages of configurations no longer in the
+// results, and leaves files the report did not write alone.
+TEST_F(Report, RewriteRemovesItsOwnStalePagesOnly) {
+  render({load("tests/data/results_fail.jsonl")});
+  std::set<std::string> before;
+  for (const auto& e : fs::directory_iterator(dir_ / "tests")) before.insert(e.path().filename());
+  ASSERT_EQ(before.size(), 7u);
+  write_all(dir_ / "tests" / "mine.html", "<html><body>kept</body></html>");
+  write_all(dir_ / "tests" / "notes.txt", "kept");
+  render({load("tests/data/results_pass.jsonl")});
+  std::set<std::string> after;
+  for (const auto& e : fs::directory_iterator(dir_ / "tests"))
+    if (e.path().extension() == ".html" && e.path().filename() != "mine.html")
+      after.insert(e.path().filename());
+  EXPECT_EQ(after.size(), 4u);
+  // Every page left is linked from the new index.
+  std::string index = page("index.html");
+  for (const auto& name : after)
+    EXPECT_NE(index.find("href=\"tests/" + name + "\""), std::string::npos) << name;
+  EXPECT_EQ(page("tests/mine.html"), "<html><body>kept</body></html>");
+  EXPECT_EQ(page("tests/notes.txt"), "kept");
+}
+
 TEST_F(Report, IndexHasOneRowPerRecordWithItsStatusClass) {
   ResultsFile f = load("tests/data/results_fail.jsonl");
   ASSERT_EQ(f.records.size(), 7u);
