@@ -22,6 +22,7 @@ struct FuzzArgs {
   uint32_t jobs = 1;
   std::string out = "suites/regress";
   int max_size = 100;
+  double shrink_time = gen::FuzzOptions{}.max_shrink_seconds;
   bool print = false;
   CLI::Option* o_seed = nullptr;
   CLI::Option* o_count = nullptr;
@@ -71,6 +72,7 @@ int run_fuzz(const FuzzArgs& a) {
   o.count = a.o_time && a.o_time->count() ? 0 : (a.o_count && a.o_count->count() ? a.count : 200);
   o.jobs = a.jobs ? a.jobs : 1;
   o.max_size = a.max_size;
+  o.max_shrink_seconds = a.shrink_time;
   o.out_dir = a.out;
   o.print_programs = a.print;
   std::cout << "fuzz: seed " << o.seed << ", invariants";
@@ -133,6 +135,9 @@ void register_fuzz(CLI::App& app, int& exit_code) {
                   "where shrunk failures are written as tests (default suites/regress)");
   cmd->add_option("--max-size", a->max_size, "largest generator size (default 100)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--shrink-time", a->shrink_time,
+                  "seconds to spend shrinking each failure (default 300; 0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--print", a->print,
                 "print each generated program, as text simtspec run accepts, with its verdict");
   cmd->callback([a, &exit_code] { exit_code = run_fuzz(*a); });

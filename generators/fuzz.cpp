@@ -205,8 +205,9 @@ FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string
       ShrinkStats ss;
       f.shrunk = shrink(
           p, [&](const Program& q) { return !inv.check(q, print(q), ctx).ok; },
-          o.max_shrink_attempts, &ss);
+          o.max_shrink_attempts, &ss, o.max_shrink_seconds);
       f.shrink_attempts = ss.attempts;
+      f.shrink_out_of_time = ss.out_of_time;
       f.shrunk_instructions = instruction_count(f.shrunk);
       Check final_check = inv.check(f.shrunk, print(f.shrunk), ctx);
       f.message = final_check.ok ? c.message : final_check.message;
@@ -221,8 +222,9 @@ FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string
         f.file = file.string();
       }
       log(inv.name + ": shrunk to " + std::to_string(f.shrunk_instructions) + " instructions in " +
-          std::to_string(f.shrink_attempts) + " attempts: " + first_line(f.message) +
-          (f.file.empty() ? "" : "\n  wrote " + f.file) +
+          std::to_string(f.shrink_attempts) + " attempts" +
+          (f.shrink_out_of_time ? " (time budget used up; not minimal)" : "") + ": " +
+          first_line(f.message) + (f.file.empty() ? "" : "\n  wrote " + f.file) +
           "\n  reproduce: simtspec fuzz --invariant " + inv.name + " --seed " +
           std::to_string(seed) + " --count 1" +
           (o.max_size != FuzzOptions{}.max_size ? " --max-size " + std::to_string(o.max_size)

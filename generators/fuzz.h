@@ -22,6 +22,7 @@ struct FuzzOptions {
   uint32_t jobs = 1;
   int max_size = 100;  // RapidCheck size: 1 + (program seed mod max_size)
   size_t max_shrink_attempts = 5000;
+  double max_shrink_seconds = 300;    // per failure (0: no limit), oracle.shrink
   std::string out_dir;                // where shrunk failures are written ("" = nowhere)
   runners::Runner* runner = nullptr;  // for differential
   std::string runner_arg;             // how the user named the runner, for the reproduce line
@@ -38,7 +39,8 @@ struct FuzzFailure {
   Program original, shrunk;
   size_t original_instructions = 0, shrunk_instructions = 0;
   size_t shrink_attempts = 0;
-  std::string file;  // the regression test written, if any
+  bool shrink_out_of_time = false;  // the time budget ended shrinking early
+  std::string file;                 // the regression test written, if any
 };
 
 struct InvariantStats {

@@ -1,5 +1,7 @@
 #include "shrink.h"
 
+#include <chrono>
+
 #include "host/host.h"
 
 namespace simt::gen {
@@ -208,14 +210,22 @@ size_t instruction_count(const Program& p) {
 }
 
 Program shrink(const Program& p, const std::function<bool(const Program&)>& fails,
-               size_t max_attempts, ShrinkStats* stats) {
+               size_t max_attempts, ShrinkStats* stats, double max_seconds) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline =
+      clock::now() + std::chrono::duration_cast<clock::duration>(
+                         std::chrono::duration<double>(max_seconds > 0 ? max_seconds : 0));
   Program cur = p;
   ShrinkStats st;
   bool progress = true;
-  while (progress && st.attempts < max_attempts) {
+  while (progress && st.attempts < max_attempts && !st.out_of_time) {
     progress = false;
     for (auto& cand : simplifications(cur)) {
       if (st.attempts >= max_attempts) break;
+      if (max_seconds > 0 && clock::now() >= deadline) {  // oracle.shrink: time budget
+        st.out_of_time = true;
+        break;
+      }
       // Only candidates that are still valid programs count (e.g. hoisting a
       // loop body can leave a break outside any loop).
       if (!host::load(print(cand)).loaded) continue;

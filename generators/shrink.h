@@ -3,6 +3,7 @@
 // prints to a valid program and still fails, until none does.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 
 #include "program.h"
@@ -10,13 +11,15 @@
 namespace simt::gen {
 
 struct ShrinkStats {
-  size_t attempts = 0;  // candidates tried
-  size_t accepted = 0;  // simplifications kept
+  size_t attempts = 0;       // candidates tried
+  size_t accepted = 0;       // simplifications kept
+  bool out_of_time = false;  // stopped at the deadline, not at a minimum
 };
 
-// `fails` must be deterministic. Stops after `max_attempts` candidates.
+// `fails` must be deterministic. Stops after `max_attempts` candidates, or once
+// `max_seconds` (> 0) have passed, keeping the simplest failing program so far.
 Program shrink(const Program& p, const std::function<bool(const Program&)>& fails,
-               size_t max_attempts, ShrinkStats* stats = nullptr);
+               size_t max_attempts, ShrinkStats* stats = nullptr, double max_seconds = 0);
 
 // Every one-step simplification of p, most aggressive first.
 std::vector<Program> simplifications(const Program& p);

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -335,8 +336,9 @@ class ProcessRunner final : public Runner {
     }
     if (got == Child::Read::Timeout) {
       child->kill_now();
-      r.message =
-          "timeout: no answer within " + std::to_string(spec_.timeout) + " s (process killed)";
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g", spec_.timeout);
+      r.message = std::string("timeout: no answer within ") + secs + " s (process killed)";
       r.stderr_text = child->take_stderr();
       return r;
     }

@@ -95,8 +95,15 @@ TEST(FuzzBrokenRunner, CrashHangAndGarbageAreFailuresAndTheRunEnds) {
     o.count = 20;
     o.runner = runner.get();
     o.out_dir = dir.string();
+    // oracle.shrink: every candidate hangs until the 0.5 s timeout, so the time
+    // budget ends shrinking long before a minimum is reached.
+    if (fault == "hang") o.max_shrink_seconds = 1;
     gen::FuzzResult r = gen::fuzz(o, [](const std::string&) {});
     ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].shrink_out_of_time, fault == "hang");
+    if (fault == "hang") {
+      EXPECT_LE(r.failures[0].shrink_attempts, 4u);
+    }
     EXPECT_NE(r.failures[0].message.find("failed to run the program"), std::string::npos)
         << r.failures[0].message;
     EXPECT_FALSE(r.failures[0].file.empty());

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "fuzz.h"
 #include "generate.h"
@@ -259,6 +261,30 @@ TEST(Shrink, StopsWhenNothingFailsAndRespectsTheBudget) {
       p, [&](const Program&) { return ++calls, true; }, 7, &st);
   EXPECT_LE(st.attempts, 7u);
   EXPECT_LE(calls, 7u);
+}
+
+// oracle.shrink: a slow failure (an implementation that hangs until its timeout)
+// stops shrinking at the time budget, keeping the simplest failing program so far.
+TEST(Shrink, StopsAtTheTimeBudgetWithAFailingProgram) {
+  const auto* inv = gen::find_invariant("roundtrip");
+  Program p;
+  gen::check_one(*inv, 99, 100, nullptr, &p);
+  auto slow_fail = [](const Program&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return true;
+  };
+  gen::ShrinkStats unlimited;
+  gen::shrink(
+      p, [](const Program&) { return true; }, 5000, &unlimited);
+  ASSERT_GE(unlimited.attempts, 8u);  // more than the budget below allows
+  gen::ShrinkStats st;
+  Program s = gen::shrink(p, slow_fail, 5000, &st, 0.1);
+  EXPECT_TRUE(st.out_of_time);
+  EXPECT_GE(st.attempts, 1u);
+  EXPECT_LT(st.attempts, unlimited.attempts);
+  EXPECT_TRUE(host::load(gen::print(s)).loaded.has_value());
+  EXPECT_LT(gen::instruction_count(s), gen::instruction_count(p));
+  EXPECT_FALSE(unlimited.out_of_time);
 }
 
 // oracle.regress: a regression test is a valid test that the reference passes.
