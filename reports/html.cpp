@@ -830,8 +830,10 @@ void detail_facts(Html& h, const Detail& d) {
   h << "</td></tr>\n<tr><th>features</th><td>";
   for (const auto& f : get_strings(d.rec, "features"))
     h << "<span class=\"tag\">" << E(f) << "</span> ";
-  h << "</td></tr>\n<tr><th>configuration</th><td>";
-  if (!d.e.key.empty()) h << "<code>" << E(d.e.key) << "</code> ";
+  h << "</td></tr>\n";
+  if (!d.e.key.empty())
+    h << "<tr><th>matrix entry</th><td><code>" << E(d.e.key) << "</code></td></tr>\n";
+  h << "<tr><th>configuration</th><td>";
   if (d.config && d.config->is_object()) {
     h << "<span class=\"config\">";
     for (const auto& [k, v] : d.config->as_object())

@@ -257,6 +257,8 @@ TEST_F(Report, FailingBufferDetailHighlightsTheElementAndItsLane) {
   render({load("tests/data/results_fail.jsonl")});
   std::string d = detail_of("xlane.readlane.broadcast[wave=8,warps=2]");
   ASSERT_FALSE(d.empty());
+  EXPECT_NE(d.find("<tr><th>matrix entry</th><td><code>wave=8,warps=2</code></td></tr>"),
+            std::string::npos);
   // Element 13 = lane 5 of warp 1 at wave 8: the only row marked, with an id to link to.
   EXPECT_EQ(count(d, "id=\"first-diff\""), 1u);
   EXPECT_NE(d.find("<tr id=\"first-diff\" class=\"diff\"><td>13</td><td class=\"hl\">5</td>"
