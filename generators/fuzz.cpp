@@ -107,6 +107,7 @@ std::string regression_test(const FuzzFailure& f, const Check& expected,
   kv("size", std::to_string(f.size));
   kv("invariant", toml_string(f.invariant));
   if (!runner_name.empty()) kv("runner", toml_string(runner_name));
+  if (f.shrink_out_of_time) kv("minimal", "false");  // oracle.shrink: time budget used up
   kv("message", toml_string(first_line(f.message).substr(0, 300)));
   if (!expected.policies.empty()) {
     h += "; [matrix]\n";

@@ -104,6 +104,8 @@ TEST(FuzzBrokenRunner, CrashHangAndGarbageAreFailuresAndTheRunEnds) {
     if (fault == "hang") {
       EXPECT_LE(r.failures[0].shrink_attempts, 4u);
     }
+    EXPECT_EQ(test::read_all(r.failures[0].file).find("; minimal = false") != std::string::npos,
+              fault == "hang");
     EXPECT_NE(r.failures[0].message.find("failed to run the program"), std::string::npos)
         << r.failures[0].message;
     EXPECT_FALSE(r.failures[0].file.empty());
