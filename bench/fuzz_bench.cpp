@@ -86,4 +86,25 @@ BENCHMARK_CAPTURE(BM_CheckPrograms, scheduler, "scheduler")
     ->Args({100, 40})
     ->Unit(benchmark::kMicrosecond);
 
+// The generation step alone (RapidCheck, serialised across threads): its share
+// of BM_CheckPrograms bounds what `simtspec fuzz --jobs N` can gain.
+void BM_Generate(benchmark::State& state, const char* invariant) {
+  const int max_size = static_cast<int>(state.range(0));
+  const auto& seeds = small_seeds(invariant, max_size, static_cast<size_t>(state.range(1)));
+  const gen::Invariant* inv = gen::find_invariant(invariant);
+  size_t i = 0, programs = 0;
+  for (auto _ : state) {
+    uint64_t seed = seeds[i++ % seeds.size()];
+    gen::Program p = gen::generate_one(*inv, seed, max_size);
+    benchmark::DoNotOptimize(p);
+    ++programs;
+  }
+  state.counters["programs_per_second"] =
+      benchmark::Counter(static_cast<double>(programs), benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_Generate, sequential, "sequential")
+    ->Args({100, 0})
+    ->Args({100, 40})
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
