@@ -49,30 +49,9 @@ MaskEntry Loop(uint64_t saved, uint64_t other) {
   return {saved, other, MaskKind::Loop};
 }
 
-std::shared_ptr<const exec::Program> build(std::string_view text, bool validate = true,
-                                           host::LoadOptions opt = {}) {
-  opt.validate_flow = validate;
-  auto r = test::load(text, opt);
-  if (!r.loaded) {
-    ADD_FAILURE() << "program did not load:\n" << r.diags.format("test");
-    return nullptr;
-  }
-  return r.loaded->program;
-}
-
-// Runs a program that must load; a program that does not load gives a default outcome.
-exec::Outcome run(std::string_view text, host::LoadOptions opt = {}) {
-  auto prog = build(text, opt.validate_flow, opt);
-  if (!prog) return {};
-  Machine m(prog);
-  return m.run();
-}
-
-exec::Outcome run_unvalidated(std::string_view text) {
-  host::LoadOptions opt;
-  opt.validate_flow = false;
-  return run(text, opt);
-}
+using test::build;
+using test::outcome;
+using test::outcome_unvalidated;
 
 // The PC of the first instruction printed as `insn` (the listing's text).
 uint32_t pc_of(const exec::Program& p, std::string_view insn) {
@@ -105,7 +84,9 @@ void expect_trap(const exec::Outcome& o, Event code, uint32_t pc, uint32_t warp 
 // exec.commit, applied to the branch unit: steps the program until an instruction
 // raises an event, and checks that the faulting step changed nothing at all.
 void expect_fault_commits_nothing(std::string_view text, Event code, bool validate = false) {
-  auto prog = build(text, validate);
+  host::LoadOptions opt;
+  opt.validate_flow = validate;
+  auto prog = build(text, opt);
   ASSERT_TRUE(prog);
   Machine m(prog);
   for (int i = 0; i < 100000; ++i) {
@@ -204,7 +185,7 @@ TEST(BranchWarp, WarpsDivergeIndependentlyUnderEveryPolicy) {
     for (uint64_t seed : {1u, 2u, 3u}) {
       if (p != exec::Policy::Random && seed != 1) continue;
       SCOPED_TRACE(std::string(exec::policy_name(p)) + " seed " + std::to_string(seed));
-      expect_per_warp_results(run(kPerWarpDivergence, with_policy(p, seed)));
+      expect_per_warp_results(outcome(kPerWarpDivergence, with_policy(p, seed)));
     }
   }
 }
@@ -213,7 +194,7 @@ TEST(BranchWarp, WarpsDivergeIndependentlyUnderEveryPolicy) {
 TEST(BranchWarp, StepChangesOnlyTheRunningWarp) {
   for (auto p : kPolicies) {
     SCOPED_TRACE(exec::policy_name(p));
-    auto prog = build(kPerWarpDivergence, true, with_policy(p, 7));
+    auto prog = build(kPerWarpDivergence, with_policy(p, 7));
     ASSERT_TRUE(prog);
     Machine m(prog);
     uint32_t ran = UINT32_MAX;
@@ -327,7 +308,7 @@ f:      ret
 
 // branch.jmp: the skipped instructions do not run.
 TEST(BranchJmp, JumpsOverInstructions) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 4
 .buffer out u32[wave] out
     shl v0, %lane, 2
@@ -370,7 +351,7 @@ TEST(BranchNop, ChangesNothingButThePc) {
 
 // branch.cbr, branch.cbr.uniform: only the active lanes' P counts; exec is unchanged.
 TEST(BranchCbr, TakenWhenEveryActiveLaneHasP) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out u32[wave] out
 .buffer info u32[1] out
@@ -397,7 +378,7 @@ join:
 
 // branch.cbr.uniform: a negated predicate that no active lane has is true everywhere.
 TEST(BranchCbr, NegatedPredicateTaken) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out u32[wave] out
     shl v0, %lane, 2
@@ -417,7 +398,7 @@ taken:
 // branch.cbr.divergent: some active lanes lack P, so every active lane falls through
 // and exec is unchanged.
 TEST(BranchCbr, DivergentPredicateFallsThroughForEveryLane) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out u32[wave] out
 .buffer info u32[1] out
@@ -474,7 +455,7 @@ TEST(BranchCbr, ZeroActiveLanesFallsThrough) {
           "    mov s1, %exec\n"
           "taken:\n" +
           pops + "    st info[0], s0\n    st info[4], s1\n    exit\n";
-      auto o = run(text);
+      auto o = outcome(text);
       ASSERT_EQ(o.status, Status::Completed) << exec::status_name(o.status);
       EXPECT_EQ(test::words(o, "info"), (std::vector<uint32_t>{1, 0}));
     }
@@ -521,7 +502,7 @@ g:      ret
 
 // branch.call: a function called from divergent code runs with the caller's lanes.
 TEST(BranchCall, CallsFromDivergentCode) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out   u32[wave] out
 .buffer calls u32[wave] out
@@ -567,7 +548,7 @@ g:
 
 // branch.call: unbounded recursion overflows the PC stack at `.call_depth`.
 TEST(BranchCall, UnboundedRecursionOverflowsAtCallDepth) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .call_depth 5
 .warps 2
     mov s0, %gwarp
@@ -587,14 +568,14 @@ f:
 
 // branch.call, state.launch.defaults: the default call_depth is 16.
 TEST(BranchCall, DefaultCallDepthIsSixteen) {
-  auto o = run("    call f\n    exit\nf:\n    call f\n    ret\n");
+  auto o = outcome("    call f\n    exit\nf:\n    call f\n    ret\n");
   expect_trap(o, Event::CallOverflow, 2);
   EXPECT_EQ(o.steps, 16u);
 }
 
 // branch.call: recursion exactly `call_depth` deep is allowed.
 TEST(BranchCall, RecursionAtCallDepthCompletes) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .call_depth 4
 .buffer out u32[1] out
     mov s0, 4
@@ -612,7 +593,7 @@ done:
 )");
   ASSERT_EQ(o.status, Status::Completed) << exec::status_name(o.status);
   EXPECT_EQ(test::words(o, "out"), (std::vector<uint32_t>{4}));
-  auto deeper = run(R"(
+  auto deeper = outcome(R"(
 .call_depth 4
     mov s0, 5
     call f
@@ -636,15 +617,16 @@ TEST(BranchCall, OverflowCommitsNothing) {
 
 // branch.ret: `ret` with an empty PC stack raises call_underflow.
 TEST(BranchRet, EmptyPcStackUnderflows) {
-  expect_trap(run_unvalidated("    ret\n    exit\n"), Event::CallUnderflow, 0);
+  expect_trap(outcome_unvalidated("    ret\n    exit\n"), Event::CallUnderflow, 0);
   // Returning twice from one call; valid.flow.ret rejects it, so it runs unvalidated.
   const char* twice = "    call f\n    ret\n    exit\nf:\n    ret\n";
   EXPECT_FALSE(test::run(twice).ok());
-  auto o = run_unvalidated(twice);
+  auto o = outcome_unvalidated(twice);
   expect_trap(o, Event::CallUnderflow, 1);
   EXPECT_EQ(o.steps, 2u);
   // With no active lane the control instruction still runs, and still underflows.
-  expect_trap(run_unvalidated("    mov %exec, 0\n    ret\n    exit\n"), Event::CallUnderflow, 1);
+  expect_trap(outcome_unvalidated("    mov %exec, 0\n    ret\n    exit\n"), Event::CallUnderflow,
+              1);
   expect_fault_commits_nothing("    call f\n    ret\n    exit\nf:\n    ret\n",
                                Event::CallUnderflow);
 }
@@ -696,7 +678,7 @@ TEST(BranchMask, PushInvertPopStepByStep) {
 
 // branch.push: the lanes without P are remembered; exec keeps only the lanes with P.
 TEST(BranchPush, SelectsLanesWithP) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 16
 .buffer out u32[wave] out
     shl v0, %lane, 2
@@ -905,7 +887,7 @@ TEST(BranchLoop, BreakAndContinueWithoutLanesChangeNothing) {
 // branch.brk, branch.cont, branch.struct.loop: break and continue inside nested ifs
 // inside nested loops; every lane's result equals the same loop run lane by lane.
 TEST(BranchLoop, BreakAndContinueInsideNestedIfs) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 16
 .buffer acc   u32[wave] out
 .buffer iters u32[wave] out
@@ -1000,7 +982,7 @@ TEST(BranchLoop, BreakAndContinueInsideNestedIfs) {
 // different iteration; the back edge is taken while any lane remains and falls
 // through exactly when the last one has left.
 TEST(BranchLoop, LanesLeaveAtDifferentIterations) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 32
 .buffer out u32[wave] out
 .buffer info u32[2] out
@@ -1035,7 +1017,7 @@ TEST(BranchLoop, LanesLeaveAtDifferentIterations) {
 // branch.exit, branch.pop, branch.invert: lanes that exit inside divergent code are
 // gone for good: neither invert nor pop revives them.
 TEST(BranchExit, ExitInDivergentCodeIsFinal) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out  u32[wave] out
 .buffer info u32[2] out
@@ -1070,7 +1052,7 @@ TEST(BranchExit, ExitInDivergentCodeIsFinal) {
 // branch.exit, branch.struct.loop: lanes exiting inside a loop are not restored by
 // the loop's final pop; the lanes that broke out are.
 TEST(BranchExit, ExitInsideLoop) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out  u32[wave] out
 .buffer info u32[1] out
@@ -1192,14 +1174,14 @@ TEST(BranchMaskEvents, NestedIfsOverflow) {
     endif
     exit
 )";
-  auto o = run(text);
+  auto o = outcome(text);
   expect_trap(o, Event::MaskOverflow, 4);
   EXPECT_EQ(o.steps, 4u);
   expect_fault_commits_nothing(text, Event::MaskOverflow, true);
   // At exactly `.mask_depth` levels the program completes.
   std::string exact = text;
   exact.replace(exact.find(".mask_depth 3"), 13, ".mask_depth 4");
-  EXPECT_EQ(run(exact).status, Status::Completed);
+  EXPECT_EQ(outcome(exact).status, Status::Completed);
 }
 
 // branch.mask.overflow: lpush past `.mask_depth`, and push with no active lane.
@@ -1217,7 +1199,7 @@ TEST(BranchMaskEvents, LoopsAndEmptyPushesOverflow) {
     endloop
     exit
 )";
-  auto o = run(loops);
+  auto o = outcome(loops);
   expect_trap(o, Event::MaskOverflow, 2);
   EXPECT_EQ(o.steps, 2u);
   expect_fault_commits_nothing(loops, Event::MaskOverflow, true);
@@ -1231,7 +1213,7 @@ TEST(BranchMaskEvents, LoopsAndEmptyPushesOverflow) {
     endif
     exit
 )";
-  o = run(empty);
+  o = outcome(empty);
   expect_trap(o, Event::MaskOverflow, 2);
   expect_fault_commits_nothing(empty, Event::MaskOverflow, true);
 }
@@ -1243,14 +1225,14 @@ TEST(BranchMaskEvents, EmptyStackUnderflows) {
     SCOPED_TRACE(insn);
     std::string text = std::string("    ") + insn + "\n    exit\n";
     EXPECT_FALSE(test::run(text).ok()) << "valid.flow.pop should reject " << insn;
-    expect_trap(run_unvalidated(text), Event::MaskUnderflow, 0);
+    expect_trap(outcome_unvalidated(text), Event::MaskUnderflow, 0);
     expect_fault_commits_nothing(text, Event::MaskUnderflow);
     std::string balanced = std::string("    push pt\n    pop\n    ") + insn + "\n    exit\n";
-    auto o = run_unvalidated(balanced);
+    auto o = outcome_unvalidated(balanced);
     expect_trap(o, Event::MaskUnderflow, 2);
     EXPECT_EQ(o.steps, 2u);
     std::string no_lane = std::string("    mov %exec, 0\n    ") + insn + "\n    exit\n";
-    expect_trap(run_unvalidated(no_lane), Event::MaskUnderflow, 1);
+    expect_trap(outcome_unvalidated(no_lane), Event::MaskUnderflow, 1);
     expect_fault_commits_nothing(no_lane, Event::MaskUnderflow);
   }
 }
@@ -1278,7 +1260,7 @@ TEST(BranchMaskEvents, MismatchedEntries) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
     EXPECT_FALSE(test::run(c.text).ok()) << "valid.flow.pop should reject this program";
-    expect_trap(run_unvalidated(c.text), Event::MaskMismatch, c.pc);
+    expect_trap(outcome_unvalidated(c.text), Event::MaskMismatch, c.pc);
     expect_fault_commits_nothing(c.text, Event::MaskMismatch);
   }
 }
@@ -1286,7 +1268,7 @@ TEST(BranchMaskEvents, MismatchedEntries) {
 // branch.loop.find, branch.mask.mismatch: brk and cont find a loop entry below if
 // entries: no mismatch.
 TEST(BranchMaskEvents, LoopEntryBelowIfEntriesIsFound) {
-  auto o = run_unvalidated(R"(
+  auto o = outcome_unvalidated(R"(
     lpush
     push pt
     push pt
@@ -1416,7 +1398,7 @@ std::string nested_program(uint32_t wave, uint32_t mask_depth) {
 TEST(BranchNested, EightLevelsOfDivergence) {
   for (uint32_t wave : {64u, 32u}) {
     SCOPED_TRACE("wave " + std::to_string(wave));
-    auto o = run(nested_program(wave, 8));
+    auto o = outcome(nested_program(wave, 8));
     ASSERT_EQ(o.status, Status::Completed) << exec::status_name(o.status);
     auto key = [](uint32_t l) { return (l * 157 + 31) & 255; };
     std::vector<uint32_t> leaf, seen(512, 0);
@@ -1441,7 +1423,7 @@ TEST(BranchNested, EightLevelsOverflowSevenEntries) {
   std::string text = nested_program(64, 7);
   auto prog = build(text);
   ASSERT_TRUE(prog);
-  auto o = run(text);
+  auto o = outcome(text);
   expect_trap(o, Event::MaskOverflow, pc_of(*prog, "push p7"));
 }
 
@@ -1556,7 +1538,7 @@ TEST(BranchStruct, ListingShowsExpansion) {
 // branch.struct.empty, exec.form: a side no lane selects is still passed over:
 // scalar instructions execute, vector instructions change nothing.
 TEST(BranchStruct, EmptyRegionsAreNotSkipped) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out  u32[wave] out
 .buffer misc u32[3] out
@@ -1598,7 +1580,7 @@ TEST(BranchStruct, EmptyRegionsAreNotSkipped) {
 
 // branch.struct.if: if/else/endif selects per lane, and nested ifs restore exec.
 TEST(BranchStruct, IfElseSelectsPerLane) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 16
 .buffer out u32[wave] out
     shl v0, %lane, 2

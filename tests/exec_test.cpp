@@ -28,27 +28,9 @@ using exec::Status;
 using exec::WarpStatus;
 using isa::Event;
 
-std::shared_ptr<const exec::Program> build(std::string_view text, host::LoadOptions opt = {}) {
-  auto r = test::load(text, opt);
-  if (!r.loaded) {
-    ADD_FAILURE() << "program did not load:\n" << r.diags.format("test") << "\n" << text;
-    return nullptr;
-  }
-  return r.loaded->program;
-}
-
-exec::Outcome run(std::string_view text, host::LoadOptions opt = {}) {
-  auto prog = build(text, opt);
-  if (!prog) return {};
-  Machine m(prog);
-  return m.run();
-}
-
-exec::Outcome run_unvalidated(std::string_view text) {
-  host::LoadOptions opt;
-  opt.validate_flow = false;
-  return run(text, opt);
-}
+using test::build;
+using test::outcome;
+using test::outcome_unvalidated;
 
 host::LoadOptions with_policy(Policy p, uint64_t seed = 0) {
   host::LoadOptions opt;
@@ -199,7 +181,7 @@ std::vector<uint32_t> per_lane(const Pairs& p, const std::string& body) {
                        "\n.buffer out u32[64] out\n"
                        "    shl v0, %lane, 2\n    ld v1, a[v0]\n    ld v2, b[v0]\n" +
                        body + "    st out[v0], v3\n    exit\n";
-    auto o = run(text);
+    auto o = outcome(text);
     auto w = completed_words(o, "out");
     if (w.size() != 64) return {};
     out.insert(out.end(), w.begin(), w.begin() + static_cast<long>(n));
@@ -241,7 +223,7 @@ TEST(AluBinary, ScalarFormMatchesSpec) {
         want.push_back(reference(op, x, y));
       }
     s << "    exit\n";
-    auto got = completed_words(run(s.str()), "out");
+    auto got = completed_words(outcome(s.str()), "out");
     got.resize(want.size());
     EXPECT_EQ(got, want);
   }
@@ -325,7 +307,7 @@ TEST(AluUnary, MovNotPopc) {
   EXPECT_EQ(per_lane(p, "    not v3, v1\n"),
             (std::vector<uint32_t>{0xffffffff, 0xfffffffe, 0, 0x7fffffff, 0x21524110}));
   EXPECT_EQ(per_lane(p, "    popc v3, v1\n"), (std::vector<uint32_t>{0, 1, 32, 1, 24}));
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 4
 .buffer out u32[4] out
     mov s1, 0xdeadbeef
@@ -343,7 +325,7 @@ TEST(AluUnary, MovNotPopc) {
 
 // alu.add, state.reg.width: wrapping modulo 2^32, and uniform sources in the vector form.
 TEST(AluForm, WrappingAndUniformSourcesInVectorForm) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 4
 .warps 2
 .buffer out u32[8] out
@@ -363,7 +345,7 @@ TEST(AluForm, WrappingAndUniformSourcesInVectorForm) {
 // exec.form, alu.form: a vector instruction leaves the registers and predicate bits
 // of inactive lanes unchanged, in every family.
 TEST(AluForm, VectorFormLeavesInactiveLanesUnchanged) {
-  auto ok = run(R"(
+  auto ok = outcome(R"(
 .wave 8
 .buffer data u32[wave] in = iota(100, 1)
 .buffer out u32[64] out
@@ -428,7 +410,7 @@ TEST(AluForm, VectorFormLeavesInactiveLanesUnchanged) {
 // alu.form.scalar, exec.form, mem.load.scalar, xlane.ballot, xlane.readlane: scalar
 // forms execute once per warp with no active lane.
 TEST(AluForm, ScalarFormRunsWithNoActiveLane) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer data u32[2] in = 41, 42
 .buffer out u32[8] out
@@ -479,20 +461,20 @@ TEST(AluDivZero, OnlyActiveLanesRaise) {
 )";
     };
     // Lanes 3, 5 and 7 are inactive: completes.
-    auto o = run(text("and v4, v2, 1\n    cmp.eq p0, v4, 1\n    push p0"));
+    auto o = outcome(text("and v4, v2, 1\n    cmp.eq p0, v4, 1\n    push p0"));
     bool is_div = std::string_view(op).starts_with("div");
     EXPECT_EQ(completed_words(o, "out"),
               (std::vector<uint32_t>{is_div ? 100u : 0u, is_div ? 100u : 0u, is_div ? 100u : 0u, 0,
                                      is_div ? 100u : 0u, 0, is_div ? 100u : 0u, 0}));
     // Lane 3 inactive, lanes 5 and 7 active: lane 5 is reported.
-    expect_event(run(text("cmp.ne p0, %lane, 3\n    push p0")), Event::DivZero, 5, 5);
+    expect_event(outcome(text("cmp.ne p0, %lane, 3\n    push p0")), Event::DivZero, 5, 5);
     expect_fault_commits_nothing(text("cmp.ne p0, %lane, 3\n    push p0"), Event::DivZero);
     // No active lane: nothing is raised.
-    EXPECT_EQ(run(text("push !pt")).status, Status::Completed);
+    EXPECT_EQ(outcome(text("push !pt")).status, Status::Completed);
     // The scalar form raises with a zero divisor, even with no active lane.
     std::string scalar =
         std::string("    mov s1, 0\n    push !pt\n    ") + op + " s2, 5, s1\n    pop\n    exit\n";
-    expect_event(run(scalar), Event::DivZero, 2, -1);
+    expect_event(outcome(scalar), Event::DivZero, 2, -1);
     expect_fault_commits_nothing(scalar, Event::DivZero);
   }
 }
@@ -512,7 +494,7 @@ TEST(AluCmp, EveryConditionMatchesSpec) {
 
 // alu.cmp: bits of inactive lanes are unchanged; compares with uniform sources.
 TEST(AluCmp, InactiveBitsUnchanged) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out u32[3] out
     cmp.lt p0, %lane, 4
@@ -536,7 +518,7 @@ TEST(AluCmp, InactiveBitsUnchanged) {
 
 // alu.sel: per lane, with a negated predicate; inactive lanes unchanged.
 TEST(AluSel, SelectsPerLane) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out u32[16] out
     shl v0, %lane, 2
@@ -559,7 +541,7 @@ TEST(AluSel, SelectsPerLane) {
     EXPECT_EQ(w[l], l % 2 ? 10 * l : 5u);
     EXPECT_EQ(w[8 + l], l % 2 ? 5u : 10 * l);
   }
-  auto o2 = run(R"(
+  auto o2 = outcome(R"(
 .wave 8
 .buffer out u32[8] out
     shl v0, %lane, 2
@@ -594,7 +576,7 @@ TEST(AluPred, OperationsWithNegation) {
         std::string insn =
             std::string(op.mn) + " p3, " + (na ? "!" : "") + "p1, " + (nb ? "!" : "") + "p2";
         SCOPED_TRACE(insn);
-        auto o = run(R"(
+        auto o = outcome(R"(
 .wave 8
 .buffer out u32[2] out
     and v1, %lane, 1
@@ -620,7 +602,7 @@ TEST(AluPred, OperationsWithNegation) {
       }
     }
   }
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out u32[3] out
     and v1, %lane, 1
@@ -666,7 +648,7 @@ RC_GTEST_PROP(AluProperty, RandomOperandsMatchSpec, ()) {
 
 // mem.load, mem.load.scalar, state.memory.buffer: every width and sign, little-endian.
 TEST(MemLoad, WidthsSignsAndByteOrder) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer bytes u8[8] in = 0x80, 0x7f, 0xff, 0x01, 0x34, 0x12, 0xfe, 0xff
 .buffer halves u16[2] in = 0x1234, 0xabcd
@@ -719,7 +701,7 @@ TEST(MemLoad, WidthsSignsAndByteOrder) {
 
 // mem.store: st.8 and st.16 write the low bytes only, little-endian.
 TEST(MemStore, NarrowStoresKeepOtherBytes) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 4
 .buffer w u32[2] inout = 0xaabbccdd, 0x11223344
 .buffer out u32[2] out
@@ -738,7 +720,7 @@ TEST(MemStore, NarrowStoresKeepOtherBytes) {
 // mem.store.order: lanes write in ascending order, so the highest active lane wins,
 // byte by byte.
 TEST(MemStore, HighestActiveLaneWins) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 64
 .buffer out u32[4] out
     st out[0], %lane
@@ -763,7 +745,7 @@ TEST(MemStore, HighestActiveLaneWins) {
 
 // mem.store: with no active lane nothing is stored.
 TEST(MemStore, NoActiveLaneStoresNothing) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out u32[2] inout = 5, 6
     push !pt
@@ -785,30 +767,32 @@ TEST(MemCheck, LowestFailingLaneAndAddress) {
            select + "\n    " + insn + "\n    exit\n";
   };
   const char* aligned = "0, 4, 8, 12, 16, 20, 24, 28";
-  auto o = run_unvalidated(text(aligned, "ld v1, buf[v5]"));
+  auto o = outcome_unvalidated(text(aligned, "ld v1, buf[v5]"));
   expect_event(o, Event::MemOutOfBounds, 3, 4);
   EXPECT_EQ(o.event->addr, 16u);
   EXPECT_EQ(o.event->space, "buf");
 
-  o = run_unvalidated(text("0, 4, 8, 13, 16, 4, 4, 4", "ld v1, buf[v5]"));
+  o = outcome_unvalidated(text("0, 4, 8, 13, 16, 4, 4, 4", "ld v1, buf[v5]"));
   expect_event(o, Event::MemMisaligned, 3, 3);
   EXPECT_EQ(o.event->addr, 13u);
 
-  o = run_unvalidated(text("0, 4, 20, 1, 4, 4, 4, 4", "ld v1, buf[v5]"));
+  o = outcome_unvalidated(text("0, 4, 20, 1, 4, 4, 4, 4", "ld v1, buf[v5]"));
   expect_event(o, Event::MemOutOfBounds, 3, 2);
   EXPECT_EQ(o.event->addr, 20u);
 
   // Stores are checked the same way, and the faulting store writes nothing.
-  o = run_unvalidated(text(aligned, "st buf[v5], v9"));
+  o = outcome_unvalidated(text(aligned, "st buf[v5], v9"));
   expect_event(o, Event::MemOutOfBounds, 3, 4);
   EXPECT_EQ(test::words(o, "buf"), (std::vector<uint32_t>{1, 2, 3, 4}));
   expect_fault_commits_nothing(text(aligned, "st buf[v5], v9"), Event::MemOutOfBounds);
   expect_fault_commits_nothing(text(aligned, "ld v1, buf[v5]"), Event::MemOutOfBounds);
 
   // Inactive lanes are not checked.
-  o = run_unvalidated(text(aligned, "st buf[v5], v9\n    pop", "cmp.lt p0, %lane, 4\n    push p0"));
+  o = outcome_unvalidated(
+      text(aligned, "st buf[v5], v9\n    pop", "cmp.lt p0, %lane, 4\n    push p0"));
   EXPECT_EQ(completed_words(o, "buf"), (std::vector<uint32_t>{77, 77, 77, 77}));
-  o = run_unvalidated(text("0, 99, 4, 3, 16, 20, 24, 28", "ld v1, buf[v5]\n    pop", "push !pt"));
+  o = outcome_unvalidated(
+      text("0, 99, 4, 3, 16, 20, 24, 28", "ld v1, buf[v5]\n    pop", "push !pt"));
   EXPECT_EQ(o.status, Status::Completed);
 }
 
@@ -847,7 +831,7 @@ TEST(MemCheck, BoundariesWrapScalarAndSlm) {
     std::string text = std::string(".wave 4\n.slm 8\n.buffer buf u32[4] inout = 1, 2, 3, 4\n") +
                        "    mov s4, 4\n    mov s5, 0\n    mov s6, 0xfffffffc\n    " + c.insn +
                        "\n    exit\n";
-    auto o = run(text);
+    auto o = outcome(text);
     if (c.code == Event::None) {
       EXPECT_EQ(o.status, Status::Completed) << exec::status_name(o.status);
       continue;
@@ -858,9 +842,9 @@ TEST(MemCheck, BoundariesWrapScalarAndSlm) {
               std::string_view(c.insn).find("slm") != std::string_view::npos ? "slm" : "buf");
   }
   // A scalar load executes, and faults, with no active lane.
-  auto o =
-      run(".wave 4\n.buffer buf u32[4] in\n    push !pt\n    ld s1, buf[16]\n    pop\n"
-          "    exit\n");
+  auto o = outcome(
+      ".wave 4\n.buffer buf u32[4] in\n    push !pt\n    ld s1, buf[16]\n    pop\n"
+      "    exit\n");
   expect_event(o, Event::MemOutOfBounds, 1, -1);
 }
 
@@ -895,13 +879,13 @@ TEST(MemSlm, PerWorkgroupIsolation) {
   }
   for (auto p : kPolicies) {
     SCOPED_TRACE(exec::policy_name(p));
-    EXPECT_EQ(completed_words(run(text, with_policy(p, 3)), "out"), want);
+    EXPECT_EQ(completed_words(outcome(text, with_policy(p, 3)), "out"), want);
   }
 }
 
 // mem.consistency: a load observes every store of every earlier step, in every warp.
 TEST(MemConsistency, LaterStepsSeeEarlierStores) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 4
 .warps 2
 .policy oldest_first
@@ -925,7 +909,7 @@ reader:
 
 // xlane.ballot, xlane.inactive: ballot and ballot.hi at wave 64, with partial and empty exec.
 TEST(XlaneBallot, Wave64LowAndHighHalves) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 64
 .buffer out u32[12] out
     rem.u v1, %lane, 3
@@ -974,7 +958,7 @@ TEST(XlaneBallot, Wave64LowAndHighHalves) {
 // xlane.vote: with partial exec only active lanes vote and only they are written;
 // with no active lane nothing changes.
 TEST(XlaneVote, AnyAndAllOverActiveLanes) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out u32[8] out
     cmp.lt p0, %lane, 4
@@ -1024,7 +1008,7 @@ TEST(XlaneVote, AnyAndAllOverActiveLanes) {
 
 // xlane.readlane, xlane.inactive: an inactive or out-of-range lane reads 0.
 TEST(XlaneReadlane, InactiveAndOutOfRangeReadZero) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out u32[8] out
     mul v1, %lane, 10
@@ -1061,7 +1045,7 @@ TEST(XlaneReadlane, InactiveAndOutOfRangeReadZero) {
 // xlane.shfl, xlane.inactive: shfl and shfl.xor, out-of-range and inactive sources,
 // vD aliasing vA, inactive destinations unchanged.
 TEST(XlaneShfl, SourcesAliasingAndInactiveLanes) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 8
 .buffer out u32[96] out
     shl v0, %lane, 2
@@ -1176,7 +1160,7 @@ TEST(Bar, ReleaseOrdersMemoryUnderEveryPolicy) {
     for (uint64_t seed : {0u, 1u, 2u, 3u}) {
       if (p != Policy::Random && seed) continue;
       SCOPED_TRACE(std::string(exec::policy_name(p)) + " seed " + std::to_string(seed));
-      EXPECT_EQ(completed_words(run(text, with_policy(p, seed)), "out"),
+      EXPECT_EQ(completed_words(outcome(text, with_policy(p, seed)), "out"),
                 (std::vector<uint32_t>{22, 33, 44, 11}));
     }
   }
@@ -1253,7 +1237,7 @@ done:
   EXPECT_EQ(m.state().barriers[0].generation, 3u);
   // Warp 1 has no lane in either if, yet passes (and arrives at) both bars, so
   // warp 0's two barriers complete.
-  auto lone = run(R"(
+  auto lone = outcome(R"(
 .wave 4
 .warps 2
     cmp.eq p0, %warp, 0
@@ -1478,8 +1462,8 @@ TEST(Sched, RandomIsReproducibleAndSeedDependent) {
     auto b = trace_warps(racy, with_policy(Policy::Random, seed));
     EXPECT_EQ(a, b) << "seed " << seed;
     orders.insert(a);
-    auto o1 = run(racy, with_policy(Policy::Random, seed));
-    auto o2 = run(racy, with_policy(Policy::Random, seed));
+    auto o1 = outcome(racy, with_policy(Policy::Random, seed));
+    auto o2 = outcome(racy, with_policy(Policy::Random, seed));
     EXPECT_TRUE(o1.same_result(o2));
     results.insert(completed_words(o1, "out").at(0));
   }
@@ -1494,29 +1478,29 @@ TEST(Sched, RandomIsReproducibleAndSeedDependent) {
 // exec.status.completed, exec.status.trapped, exec.status.deadlock,
 // exec.status.livelock, exec.status.step_limit, event.pc_range
 TEST(Status, EveryStatus) {
-  auto done = run("    nop\n    exit\n");
+  auto done = outcome("    nop\n    exit\n");
   EXPECT_EQ(done.status, Status::Completed);
   EXPECT_EQ(done.steps, 2u);
   EXPECT_FALSE(done.event.has_value());
 
-  auto trap =
-      run(".warps 3\n    cmp.eq p0, %warp, 2\n    cbr p0, bad\n    exit\nbad:\n"
-          "    mov s1, 0\n    div s2, 1, s1\n    exit\n");
+  auto trap = outcome(
+      ".warps 3\n    cmp.eq p0, %warp, 2\n    cbr p0, bad\n    exit\nbad:\n"
+      "    mov s1, 0\n    div s2, 1, s1\n    exit\n");
   expect_event(trap, Event::DivZero, 4, -1, 2);
 
-  auto dead =
-      run(".warps 2\n    cmp.eq p0, %warp, 0\n    cbr p0, w\n    exit\nw:\n    bar\n"
-          "    exit\n");
+  auto dead = outcome(
+      ".warps 2\n    cmp.eq p0, %warp, 0\n    cbr p0, w\n    exit\nw:\n    bar\n"
+      "    exit\n");
   EXPECT_EQ(dead.status, Status::Deadlock);
 
-  auto live = run("spin:\n    jmp spin\n");
+  auto live = outcome("spin:\n    jmp spin\n");
   EXPECT_EQ(live.status, Status::Livelock);
 
-  auto limit = run("    mov s0, 0\nl:\n    add s0, s0, 1\n    jmp l\n", with_max_steps(50));
+  auto limit = outcome("    mov s0, 0\nl:\n    add s0, s0, 1\n    jmp l\n", with_max_steps(50));
   EXPECT_EQ(limit.status, Status::StepLimit);
   EXPECT_EQ(limit.steps, 50u);
 
-  auto range = run_unvalidated("    nop\n");
+  auto range = outcome_unvalidated("    nop\n");
   expect_event(range, Event::PcRange, 1, -1);
   EXPECT_EQ(range.steps, 1u);
 }
@@ -1526,8 +1510,8 @@ TEST(Status, EveryStatus) {
 // not counted.
 TEST(Status, CheckOrder) {
   const char* three = "    nop\n    nop\n    exit\n";
-  EXPECT_EQ(run(three, with_max_steps(3)).status, Status::Completed);
-  auto cut = run(three, with_max_steps(2));
+  EXPECT_EQ(outcome(three, with_max_steps(3)).status, Status::Completed);
+  auto cut = outcome(three, with_max_steps(2));
   EXPECT_EQ(cut.status, Status::StepLimit);
   EXPECT_EQ(cut.steps, 2u);
 
@@ -1535,18 +1519,18 @@ TEST(Status, CheckOrder) {
   const char* dead =
       ".warps 2\n    cmp.eq p0, %warp, 0\n    cbr p0, w\n    exit\nw:\n    bar\n"
       "    exit\n";
-  auto d = run(dead);
+  auto d = outcome(dead);
   EXPECT_EQ(d.status, Status::Deadlock);
   EXPECT_EQ(d.steps, 6u);
-  EXPECT_EQ(run(dead, with_max_steps(6)).status, Status::StepLimit);
-  EXPECT_EQ(run(dead, with_max_steps(7)).status, Status::Deadlock);
+  EXPECT_EQ(outcome(dead, with_max_steps(6)).status, Status::StepLimit);
+  EXPECT_EQ(outcome(dead, with_max_steps(7)).status, Status::Deadlock);
 
   // `jmp` to itself repeats the state after step 1: detected before the limit check.
-  auto l = run("spin:\n    jmp spin\n", with_max_steps(1));
+  auto l = outcome("spin:\n    jmp spin\n", with_max_steps(1));
   EXPECT_EQ(l.status, Status::Livelock);
   EXPECT_EQ(l.steps, 1u);
 
-  auto t = run("    nop\n    nop\n    div s0, 1, 0\n    exit\n");
+  auto t = outcome("    nop\n    nop\n    div s0, 1, 0\n    exit\n");
   expect_event(t, Event::DivZero, 2, -1);
   EXPECT_EQ(t.steps, 2u);
 }
@@ -1554,7 +1538,7 @@ TEST(Status, CheckOrder) {
 // exec.livelock, exec.status.livelock: a spin loop is a livelock; a long loop that
 // terminates is not.
 TEST(Livelock, SpinIsLivelockLongLoopIsNot) {
-  auto spin = run(R"(
+  auto spin = outcome(R"(
 .wave 8
 .warps 2
 .buffer flag u32[1] inout
@@ -1572,7 +1556,7 @@ producer:
   EXPECT_EQ(spin.status, Status::Livelock);
   EXPECT_LT(spin.steps, 100u);
 
-  auto loop = run(R"(
+  auto loop = outcome(R"(
 .wave 4
 .buffer out u32[1] out
     mov s0, 0
@@ -1588,7 +1572,7 @@ again:
 
   // A counter that wraps around is not a repetition of the full state either,
   // until the whole 2^32 cycle would repeat; a memory counter the same.
-  auto mem = run(R"(
+  auto mem = outcome(R"(
 .wave 4
 .buffer c u32[1] inout
     mov s1, 0
@@ -1624,7 +1608,7 @@ TEST(Livelock, DetectedAtTheSpecifiedStep) {
   for (uint32_t K : kPrefixes) {
     for (uint32_t C : kCycles) {
       SCOPED_TRACE("K " + std::to_string(K) + " C " + std::to_string(C));
-      auto o = run(prefix_cycle(K, C));
+      auto o = outcome(prefix_cycle(K, C));
       ASSERT_EQ(o.status, Status::Livelock);
       uint64_t p = 1;
       while (p - 1 < K || p < C) p *= 2;
@@ -1639,7 +1623,7 @@ TEST(Livelock, DetectedAtTheSpecifiedStep) {
 TEST(Livelock, WithinTheStatedBound) {
   for (uint32_t K : kPrefixes) {
     for (uint32_t C : kCycles) {
-      auto o = run(prefix_cycle(K, C));
+      auto o = outcome(prefix_cycle(K, C));
       ASSERT_EQ(o.status, Status::Livelock);
       EXPECT_LE(o.steps, 2 * std::max(K, C) + C) << "K " << K << ", C " << C;
     }
@@ -1650,19 +1634,19 @@ TEST(Livelock, WithinTheStatedBound) {
 TEST(Livelock, OffByConfigurationAndUnderRandom) {
   host::LoadOptions off = with_max_steps(1000);
   off.cli.livelock_check = false;
-  auto o = run("spin:\n    jmp spin\n", off);
+  auto o = outcome("spin:\n    jmp spin\n", off);
   EXPECT_EQ(o.status, Status::StepLimit);
   EXPECT_EQ(o.steps, 1000u);
   host::LoadOptions rnd = with_policy(Policy::Random, 9);
   rnd.cli.max_steps = 1000;
-  o = run("spin:\n    jmp spin\n", rnd);
+  o = outcome("spin:\n    jmp spin\n", rnd);
   EXPECT_EQ(o.status, Status::StepLimit);
 }
 
 // exec.livelock: a two-warp livelock in which the warps alternate (the round-robin
 // cursor is part of the state) is detected.
 TEST(Livelock, MultiWarpCycle) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 4
 .warps 3
     cmp.eq p0, %warp, 2
@@ -1810,7 +1794,7 @@ TEST(State, InitialState) {
 // state.special.lane, state.special.warp, state.special.wg, state.special.core,
 // state.special.size, state.launch.placement
 TEST(Special, IdentityAndSizeRegisters) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 4
 .simd 2
 .warps 2
@@ -1848,7 +1832,7 @@ TEST(Special, IdentityAndSizeRegisters) {
 // the low half and clears the high one; only live lanes below the wave stay; %exec
 // reads like %exec_lo.
 TEST(Special, ExecWriteRulesAtWave64) {
-  auto o = run(R"(
+  auto o = outcome(R"(
 .wave 64
 .buffer out u32[32] out
     mov %exec_hi, 0

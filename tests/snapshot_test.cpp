@@ -230,12 +230,8 @@ struct Reference {
 
 Reference reference_run(const char* text) {
   Reference r;
-  auto loaded = test::load(text);
-  if (!loaded.loaded) {
-    ADD_FAILURE() << loaded.diags.format("test");
-    return r;
-  }
-  r.prog = loaded.loaded->program;
+  r.prog = test::build(text);
+  if (!r.prog) return r;
   Machine m(r.prog);
   m.set_trace([&](const exec::TraceRecord& t) {
     r.trace.push_back({t.step, t.warp, t.pc, t.exec});

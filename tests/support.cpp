@@ -39,6 +39,28 @@ Run run_unvalidated(std::string_view text) {
   return run(text, opt);
 }
 
+std::shared_ptr<const exec::Program> build(std::string_view text, host::LoadOptions opt) {
+  auto r = host::load(text, opt);
+  if (!r.loaded) {
+    ADD_FAILURE() << "program did not load:\n" << r.diags.format("test") << "\n" << text;
+    return nullptr;
+  }
+  return r.loaded->program;
+}
+
+exec::Outcome outcome(std::string_view text, host::LoadOptions opt) {
+  auto prog = build(text, opt);
+  if (!prog) return {};
+  exec::Machine m(prog);
+  return m.run();
+}
+
+exec::Outcome outcome_unvalidated(std::string_view text) {
+  host::LoadOptions opt;
+  opt.validate_flow = false;
+  return outcome(text, opt);
+}
+
 std::vector<uint32_t> words(const exec::Outcome& o, std::string_view buffer) {
   if (auto w = o.words(buffer)) return *w;
   ADD_FAILURE() << "no output buffer named " << buffer;

@@ -33,6 +33,11 @@ host::LoadResult load(std::string_view text, host::LoadOptions opt = {});
 // Loads and runs; `no_validate` skips the flow checks so run-time events can be seen.
 Run run(std::string_view text, host::LoadOptions opt = {});
 Run run_unvalidated(std::string_view text);
+// A program that must load: otherwise a test failure (with its diagnostics) and nullptr.
+std::shared_ptr<const exec::Program> build(std::string_view text, host::LoadOptions opt = {});
+// The outcome of a program that must load (a default outcome if it does not).
+exec::Outcome outcome(std::string_view text, host::LoadOptions opt = {});
+exec::Outcome outcome_unvalidated(std::string_view text);  // flow checks off
 
 // Values of an output buffer as 32-bit words (u32/i32 buffers).
 std::vector<uint32_t> words(const exec::Outcome& o, std::string_view buffer);
