@@ -28,22 +28,23 @@ std::string format_diag(const std::string& file, const Diagnostic& d) {
   return out;
 }
 
+namespace {
+// Source order: by line, then column (ties keep the order they were reported in).
+bool before(const Diagnostic& a, const Diagnostic& b) {
+  if (a.span.line != b.span.line) return a.span.line < b.span.line;
+  return a.span.col < b.span.col;
+}
+}  // namespace
+
 const Diagnostic& Diagnostics::first() const {
-  const Diagnostic* best = &list_.front();
-  for (const auto& d : list_)
-    if (d.span.line < best->span.line ||
-        (d.span.line == best->span.line && d.span.col < best->span.col))
-      best = &d;
-  return *best;
+  return *std::min_element(list_.begin(), list_.end(), before);
 }
 
 std::string Diagnostics::format(const std::string& file) const {
   std::vector<const Diagnostic*> sorted;
   for (const auto& d : list_) sorted.push_back(&d);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic* a, const Diagnostic* b) {
-    if (a->span.line != b->span.line) return a->span.line < b->span.line;
-    return a->span.col < b->span.col;
-  });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Diagnostic* a, const Diagnostic* b) { return before(*a, *b); });
   std::string out;
   for (const auto* d : sorted) out += format_diag(file, *d) + "\n";
   return out;
