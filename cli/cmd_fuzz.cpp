@@ -16,7 +16,7 @@ namespace {
 struct FuzzArgs {
   std::string invariant = "all";
   uint64_t seed = 0;
-  uint64_t count = 0;
+  uint64_t count = 200;
   double seconds = 0;
   std::string runner = "reference";
   uint32_t jobs = 1;
@@ -59,17 +59,17 @@ int run_fuzz(const FuzzArgs& a) {
     std::cerr << "all)\n";
     return kExitUsage;
   }
-  if (a.o_count && a.o_count->count() && a.o_time && a.o_time->count()) {
+  if (a.o_count->count() && a.o_time->count()) {
     std::cerr << "simtspec: give --count or --time, not both\n";
     return kExitUsage;
   }
   o.seed =
-      a.o_seed && a.o_seed->count()
+      a.o_seed->count()
           ? a.seed
           : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) %
                 1000000007ull;
   o.seconds = a.seconds;
-  o.count = a.o_time && a.o_time->count() ? 0 : (a.o_count && a.o_count->count() ? a.count : 200);
+  o.count = a.o_time->count() ? 0 : a.count;
   o.jobs = a.jobs ? a.jobs : 1;
   o.max_size = a.max_size;
   o.max_shrink_seconds = a.shrink_time;

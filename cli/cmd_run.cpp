@@ -25,19 +25,6 @@ std::string event_text(const model::Event& e, const exec::Program& p) {
   return s;
 }
 
-json::Value config_json(const exec::LaunchConfig& c) {
-  json::Value v;
-  v["wave"] = c.wave;
-  v["simd"] = c.simd_width();
-  v["warps"] = c.warps;
-  v["workgroups"] = c.workgroups;
-  v["cores"] = c.cores;
-  v["policy"] = exec::policy_name(c.policy);
-  v["seed"] = c.seed;
-  v["max_steps"] = c.max_steps;
-  return v;
-}
-
 int run(const RunArgs& a) {
   auto opt = a.launch.options();
   if (!opt) return kExitUsage;
@@ -57,7 +44,7 @@ int run(const RunArgs& a) {
   model::Outcome mo = runners::to_model(out);
   if (a.json) {
     json::Value v = model::to_json(mo);
-    v["config"] = config_json(loaded->config);
+    v["config"] = runners::run_config(loaded->config).to_json();
     if (a.trace) {
       json::Array t;
       for (auto& line : trace) t.emplace_back(std::move(line));

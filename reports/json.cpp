@@ -275,7 +275,7 @@ class Parser {
       }
       uint64_t u = 0;  // above INT64_MAX
       r = std::from_chars(txt.data(), txt.data() + txt.size(), u);
-      if (txt[0] != '-' && r.ec == std::errc() && r.ptr == txt.data() + txt.size()) {
+      if (r.ec == std::errc() && r.ptr == txt.data() + txt.size()) {
         out = Value(u);
         return true;
       }

@@ -12,11 +12,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <toml.hpp>
 
+#include "host/host.h"
 #include "protocol.h"
 
 extern char** environ;
@@ -98,11 +98,9 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
 }
 
 std::variant<ProcessSpec, std::string> load_process_spec(const std::string& file) {
-  std::ifstream f(file);
-  if (!f) return "cannot open runner description '" + file + "'";
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse_process_spec(ss.str(), file);
+  std::string text, err;
+  if (!host::read_file(file, text, err)) return "cannot open runner description '" + file + "'";
+  return parse_process_spec(text, file);
 }
 
 namespace {

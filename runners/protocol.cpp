@@ -3,7 +3,7 @@
 #include <istream>
 #include <ostream>
 
-#include "format_names.h"
+#include "exec/machine.h"
 
 namespace simt::runners {
 
@@ -145,7 +145,7 @@ RunResult parse_response_line(const std::string& line, int64_t expected_id) {
       r.line = static_cast<uint32_t>(l->as_int());
     return r;
   }
-  if (!is_outcome_status(s)) {
+  if (!exec::find_status(s)) {
     r.message = "protocol violation: unknown status '" + s + "'";
     return r;
   }

@@ -118,7 +118,7 @@ class ReferenceRunner final : public Runner {
       caps_.simds.insert(w);
     }
     caps_.max_warps = exec::kMaxTotalWarps;
-    caps_.policies = {"round_robin", "lowest_pc_first", "oldest_first", "random"};
+    for (exec::Policy p : exec::kAllPolicies) caps_.policies.emplace(exec::policy_name(p));
     caps_.features = {"alu", "mem", "xlane", "bar", "branch"};
     caps_.all_instructions = true;
     caps_.extras = {"validate", "livelock", "trace"};

@@ -19,7 +19,7 @@ std::string_view policy_name(Policy p) {
 }
 
 std::optional<Policy> find_policy(std::string_view name) {
-  for (Policy p : {Policy::RoundRobin, Policy::LowestPcFirst, Policy::OldestFirst, Policy::Random})
+  for (Policy p : kAllPolicies)
     if (policy_name(p) == name) return p;
   return std::nullopt;
 }

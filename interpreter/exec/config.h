@@ -11,6 +11,8 @@
 namespace simt::exec {
 
 enum class Policy : uint8_t { RoundRobin, LowestPcFirst, OldestFirst, Random };
+inline constexpr Policy kAllPolicies[] = {Policy::RoundRobin, Policy::LowestPcFirst,
+                                          Policy::OldestFirst, Policy::Random};
 
 std::string_view policy_name(Policy p);
 std::optional<Policy> find_policy(std::string_view name);

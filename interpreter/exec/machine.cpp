@@ -36,8 +36,7 @@ std::string_view status_name(Status s) {
 }
 
 std::optional<Status> find_status(std::string_view name) {
-  for (Status s : {Status::Completed, Status::Trapped, Status::Paused, Status::Deadlock,
-                   Status::Livelock, Status::StepLimit})
+  for (Status s : kAllStatuses)
     if (status_name(s) == name) return s;
   return std::nullopt;
 }

@@ -19,6 +19,8 @@ namespace simt::exec {
 
 // Outcome statuses (exec.status.*).
 enum class Status : uint8_t { Completed, Trapped, Paused, Deadlock, Livelock, StepLimit };
+inline constexpr Status kAllStatuses[] = {Status::Completed, Status::Trapped,  Status::Paused,
+                                          Status::Deadlock,  Status::Livelock, Status::StepLimit};
 std::string_view status_name(Status s);
 std::optional<Status> find_status(std::string_view name);
 

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <toml.hpp>
 
+#include "exec/machine.h"
+
 namespace simt::harness {
 
 namespace fs = std::filesystem;
@@ -17,8 +19,11 @@ const std::set<std::string>& known_features() {
 }
 
 const std::set<std::string>& known_statuses() {
-  static const std::set<std::string> s = {"completed",  "trapped", "deadlock", "livelock",
-                                          "step_limit", "paused",  "rejected"};
+  static const std::set<std::string> s = [] {
+    std::set<std::string> r = {"rejected"};
+    for (exec::Status st : exec::kAllStatuses) r.emplace(exec::status_name(st));
+    return r;
+  }();
   return s;
 }
 

@@ -272,13 +272,11 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   rec["actual"] = result_json(actual);
   Verdict v = check_expectation(t.expect, actual, p.layout);
   size_t checks = v.checks;
-  bool reference_compared = false;
   if (v.ok && o.differential && !runner.is_reference()) {
     RunResult ref = runners::run_reference(req);
     rec["reference"] = result_json(ref);
     Verdict d = compare_with_reference(ref, actual, p.layout);
     checks += d.checks;
-    reference_compared = true;
     if (!d.ok) v = d;
   }
   rec["checks"] = static_cast<uint64_t>(checks);
@@ -301,7 +299,6 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
     }
     return finish("fail", v.message);
   }
-  (void)reference_compared;
   if (checks == 0) return finish("error", "the test compared nothing (format.expect.nonempty)");
   if (!v.vacuous.empty()) return finish("error", v.vacuous + " (format.expect.nonempty)");
   return finish("pass", "");
