@@ -290,16 +290,17 @@ class ProcessRunner final : public Runner {
     if (child) {
       // A kept-alive process may have died since its last answer; then the run
       // is retried once on a fresh process rather than blamed on this test.
-      RunResult r = attempt(req, std::move(child));
-      if (!(r.kind == RunResult::Kind::Error && r.message.rfind(kEndedEarly, 0) == 0)) return r;
+      bool ended_early = false;
+      RunResult r = attempt(req, std::move(child), &ended_early);
+      if (!ended_early) return r;
     }
     return attempt(req, nullptr);
   }
 
  private:
-  static constexpr const char* kEndedEarly = "the process ended without answering";
-
-  RunResult attempt(const RunRequest& req, std::unique_ptr<Child> child) {
+  // `ended_early`: set when the process exited or closed its output before answering.
+  RunResult attempt(const RunRequest& req, std::unique_ptr<Child> child,
+                    bool* ended_early = nullptr) {
     RunResult r;
     if (!child) {
       child = std::make_unique<Child>();
@@ -341,7 +342,8 @@ class ProcessRunner final : public Runner {
       return r;
     }
     std::string how = child->finish(1000);
-    r.message = kEndedEarly + (how.empty() ? "" : ": " + how);
+    r.message = "the process ended without answering" + (how.empty() ? "" : ": " + how);
+    if (ended_early) *ended_early = true;
     r.stderr_text = child->take_stderr();
     return r;
   }

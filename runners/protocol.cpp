@@ -58,25 +58,20 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
   return r;
 }
 
+json::Value result_json(const RunResult& r) {
+  if (r.kind == RunResult::Kind::Outcome) return model::to_json(r.outcome);
+  json::Value v;
+  v["status"] = r.kind == RunResult::Kind::Rejected ? "rejected" : "error";
+  v["message"] = r.message;
+  if (r.line) v["line"] = *r.line;
+  return v;
+}
+
 json::Value response_json(const RunResult& r, int64_t id) {
   json::Value v;
   v["id"] = id;
-  switch (r.kind) {
-    case RunResult::Kind::Outcome: {
-      json::Value o = model::to_json(r.outcome);
-      for (auto& [k, x] : o.as_object()) v[k] = x;
-      break;
-    }
-    case RunResult::Kind::Rejected:
-      v["status"] = "rejected";
-      v["message"] = r.message;
-      if (r.line) v["line"] = *r.line;
-      break;
-    case RunResult::Kind::Error:
-      v["status"] = "error";
-      v["message"] = r.message;
-      break;
-  }
+  json::Value fields = result_json(r);
+  for (auto& [k, x] : fields.as_object()) v[k] = std::move(x);
   if (!r.trace.empty()) {
     json::Array t;
     for (const auto& l : r.trace) t.emplace_back(l);

@@ -26,6 +26,10 @@ struct ServerRequest {
   RunRequest req;
 };
 std::variant<ServerRequest, std::string> parse_request_line(const std::string& line);
+// A result as JSON: the outcome's fields, or status "rejected"/"error" with the
+// message (and the line of a rejection). Shared by responses and results records.
+json::Value result_json(const RunResult& r);
+// The protocol response: "id", then result_json's fields, then any trace.
 json::Value response_json(const RunResult& r, int64_t id);
 
 // Reads requests from `in` until end of input or shutdown, answering each on `out`

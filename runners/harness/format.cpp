@@ -7,6 +7,7 @@
 #include <toml.hpp>
 
 #include "exec/machine.h"
+#include "text/parser.h"
 
 namespace simt::harness {
 
@@ -409,6 +410,7 @@ std::variant<TestFile, std::vector<FormatError>, NotATest> parse_test(const std:
   TestFile t;
   t.path = path;
   t.source = text;
+  t.sets_max_steps = text::parse(text).program.launch.max_steps.value.has_value();
   std::string toml_text;
   uint32_t n = 1;
   while (std::getline(in, line)) {

@@ -53,6 +53,8 @@ struct Expectation {
 struct TestFile {
   std::string path;
   std::string source;  // the whole file
+  // The program sets `.max_steps` itself (else the harness cap applies, format.matrix).
+  bool sets_max_steps = false;
   uint32_t header_lines = 0;
   std::string id, title;
   std::vector<std::string> clauses, features, required;

@@ -13,12 +13,14 @@
 
 #include "compare.h"
 #include "host/host.h"
+#include "protocol.h"
 #include "reference.h"
 #include "text/parser.h"
 
 namespace simt::harness {
 
 namespace fs = std::filesystem;
+using runners::result_json;
 using runners::RunResult;
 
 std::map<std::string, ClauseInfo> load_clauses(const std::string& spec_dir) {
@@ -127,15 +129,6 @@ json::Value Summary::to_json() const {
 
 namespace {
 
-json::Value result_json(const RunResult& r) {
-  if (r.kind == RunResult::Kind::Outcome) return model::to_json(r.outcome);
-  json::Value v;
-  v["status"] = r.kind == RunResult::Kind::Rejected ? "rejected" : "error";
-  v["message"] = r.message;
-  if (r.line) v["line"] = *r.line;
-  return v;
-}
-
 std::string shell_quote(const std::string& s) {
   if (s.find_first_not_of(
           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-=,:@") ==
@@ -160,8 +153,7 @@ Prepared prepare(const Case& c, const Options& o) {
   host::LoadOptions opt;
   const Settings& s = c.settings;
   opt.cli = s.overrides();
-  auto parsed = text::parse(t.source);
-  if (!parsed.program.launch.max_steps.value) opt.cli.max_steps = o.max_steps;
+  if (!t.sets_max_steps) opt.cli.max_steps = o.max_steps;
   std::set<std::string> mnemonics;
   exec::LaunchConfig cfg;
   auto loaded = host::load(t.source, opt);
@@ -175,6 +167,7 @@ Prepared prepare(const Case& c, const Options& o) {
         mnemonics.insert(std::string(isa::info(st.op).mnemonic));
   } else {
     // Rejected programs: take what configuration the text gives, if it parses.
+    auto parsed = text::parse(t.source);
     syntax::Diagnostics ignore;
     cfg = host::resolve_config(parsed.program.launch, opt, ignore);
     for (const auto& st : parsed.program.stmts)
