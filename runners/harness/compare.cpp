@@ -160,9 +160,8 @@ Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout
       if (be.values) {
         want = (*be.values)[i];
       } else {
-        auto ev =
-            element_vars(static_cast<int64_t>(i), l.wave, l.simd, l.warps, l.workgroups, l.cores);
-        auto r = be.each->eval(ev);
+        set_element(vars, static_cast<int64_t>(i));
+        auto r = be.each->eval(vars);
         if (auto* e = std::get_if<std::string>(&r))
           return fail(v,
                       "expect.buffers." + be.name + ".each at i=" + std::to_string(i) + ": " + *e,

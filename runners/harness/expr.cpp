@@ -308,21 +308,26 @@ std::variant<int64_t, std::string> Expr::eval(const Vars& vars) const {
   return out;
 }
 
-Vars element_vars(int64_t i, int64_t wave, int64_t simd, int64_t warps, int64_t workgroups,
-                  int64_t cores) {
-  Vars v;
+void set_element(Vars& v, int64_t i) {
+  const int64_t wave = v["wave"], warps = v["warps"];
   v["i"] = i;
   v["lane"] = wave ? i % wave : 0;
   int64_t gwarp = wave ? i / wave : 0;
   v["gwarp"] = gwarp;
   v["warp"] = warps ? gwarp % warps : 0;
   v["wg"] = warps ? gwarp / warps : 0;
+}
+
+Vars element_vars(int64_t i, int64_t wave, int64_t simd, int64_t warps, int64_t workgroups,
+                  int64_t cores) {
+  Vars v;
   v["wave"] = wave;
   v["simd"] = simd;
   v["warps"] = warps;
   v["workgroups"] = workgroups;
   v["cores"] = cores;
   v["threads"] = wave * warps * workgroups;
+  set_element(v, i);
   return v;
 }
 

@@ -29,5 +29,7 @@ class Expr {
 // The variables of format.expr for element i of a configuration.
 std::map<std::string, int64_t> element_vars(int64_t i, int64_t wave, int64_t simd, int64_t warps,
                                             int64_t workgroups, int64_t cores);
+// Moves variables made by element_vars to element i (i, lane, gwarp, warp, wg).
+void set_element(std::map<std::string, int64_t>& vars, int64_t i);
 
 }  // namespace simt::harness
