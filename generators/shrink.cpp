@@ -209,8 +209,8 @@ size_t instruction_count(const Program& p) {
   return r.loaded ? r.loaded->program->size() : 0;
 }
 
-Program shrink(const Program& p, const std::function<bool(const Program&)>& fails,
-               size_t max_attempts, ShrinkStats* stats, double max_seconds) {
+Program shrink(const Program& p, const FailsFn& fails, size_t max_attempts, ShrinkStats* stats,
+               double max_seconds) {
   using clock = std::chrono::steady_clock;
   const auto deadline =
       clock::now() + std::chrono::duration_cast<clock::duration>(
@@ -228,9 +228,10 @@ Program shrink(const Program& p, const std::function<bool(const Program&)>& fail
       }
       // Only candidates that are still valid programs count (e.g. hoisting a
       // loop body can leave a break outside any loop).
-      if (!host::load(print(cand)).loaded) continue;
+      const std::string text = print(cand);
+      if (!host::load(text).loaded) continue;
       ++st.attempts;
-      if (fails(cand)) {
+      if (fails(cand, text)) {
         cur = std::move(cand);
         ++st.accepted;
         progress = true;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 
 #include "program.h"
 
@@ -16,10 +17,13 @@ struct ShrinkStats {
   bool out_of_time = false;  // stopped at the deadline, not at a minimum
 };
 
+// Whether a candidate still fails; `text` is print(candidate), already made.
+using FailsFn = std::function<bool(const Program& candidate, const std::string& text)>;
+
 // `fails` must be deterministic. Stops after `max_attempts` candidates, or once
 // `max_seconds` (> 0) have passed, keeping the simplest failing program so far.
-Program shrink(const Program& p, const std::function<bool(const Program&)>& fails,
-               size_t max_attempts, ShrinkStats* stats = nullptr, double max_seconds = 0);
+Program shrink(const Program& p, const FailsFn& fails, size_t max_attempts,
+               ShrinkStats* stats = nullptr, double max_seconds = 0);
 
 // Every one-step simplification of p, most aggressive first.
 std::vector<Program> simplifications(const Program& p);
