@@ -16,34 +16,42 @@ namespace {
 
 using namespace simt;
 
-// The seeds (at the benchmark's size cap) whose programs have from `min_insns`
-// to 64 instructions and at most 4 warps; found once, outside the timed region.
-const std::vector<uint64_t>& small_seeds(const std::string& invariant, int max_size,
-                                         size_t min_insns) {
-  static std::map<std::string, std::vector<uint64_t>> cache;
-  auto& seeds = cache[invariant + "/" + std::to_string(max_size) + "/" + std::to_string(min_insns)];
-  if (seeds.empty()) {
-    gen::Options o = gen::options_for(invariant);
-    for (uint64_t s = 1; seeds.size() < 2000 && s < 20000; ++s) {
-      gen::Program p = gen::program(o)(rc::Random(s), gen::program_size(s, max_size)).value();
+// The programs (at the benchmark's size cap) that have from `min_insns` to 64
+// instructions and at most 4 warps: their seeds and average instruction count,
+// found once, outside the timed region.
+struct Seeds {
+  std::vector<uint64_t> seeds;
+  double avg_instructions = 0;
+};
+
+const Seeds& small_seeds(const std::string& invariant, int max_size, size_t min_insns) {
+  static std::map<std::string, Seeds> cache;
+  Seeds& c = cache[invariant + "/" + std::to_string(max_size) + "/" + std::to_string(min_insns)];
+  if (c.seeds.empty()) {
+    const gen::Invariant& inv = *gen::find_invariant(invariant);
+    size_t total = 0;
+    for (uint64_t s = 1; c.seeds.size() < 2000 && s < 20000; ++s) {
+      gen::Program p = gen::generate_one(inv, s, max_size);
       if (p.warps * p.workgroups > 4) continue;
-      auto r = host::load(gen::print(p));
-      if (r.loaded && r.loaded->program->size() <= 64 && r.loaded->program->size() >= min_insns)
-        seeds.push_back(s);
+      size_t n = gen::instruction_count(p);  // 0 if it does not load
+      if (n == 0 || n > 64 || n < min_insns) continue;
+      c.seeds.push_back(s);
+      total += n;
     }
+    c.avg_instructions = c.seeds.empty() ? 0 : static_cast<double>(total) / c.seeds.size();
   }
-  return seeds;
+  return c;
 }
 
 void BM_CheckPrograms(benchmark::State& state, const char* invariant) {
   const int max_size = static_cast<int>(state.range(0));
-  const auto& seeds = small_seeds(invariant, max_size, static_cast<size_t>(state.range(1)));
+  const Seeds& small = small_seeds(invariant, max_size, static_cast<size_t>(state.range(1)));
+  const auto& seeds = small.seeds;
   const gen::Invariant* inv = gen::find_invariant(invariant);
-  size_t i = 0, programs = 0, instructions = 0;
+  size_t i = 0, programs = 0;
   for (auto _ : state) {
     uint64_t seed = seeds[i++ % seeds.size()];
-    gen::Program p;
-    gen::Check c = gen::check_one(*inv, seed, max_size, nullptr, &p);
+    gen::Check c = gen::check_one(*inv, seed, max_size, nullptr);
     if (!c.ok) {
       state.SkipWithError(
           ("invariant failed for seed " + std::to_string(seed) + ": " + c.message).c_str());
@@ -51,16 +59,9 @@ void BM_CheckPrograms(benchmark::State& state, const char* invariant) {
     }
     ++programs;
   }
-  for (size_t k = 0; k < std::min<size_t>(seeds.size(), 200); ++k) {
-    gen::Program p = gen::program(gen::options_for(invariant))(
-                         rc::Random(seeds[k]), gen::program_size(seeds[k], max_size))
-                         .value();
-    instructions += host::load(gen::print(p)).loaded->program->size();
-  }
   state.counters["programs_per_second"] =
       benchmark::Counter(static_cast<double>(programs), benchmark::Counter::kIsRate);
-  state.counters["avg_instructions"] =
-      static_cast<double>(instructions) / std::min<size_t>(seeds.size(), 200);
+  state.counters["avg_instructions"] = small.avg_instructions;
 }
 
 // Args: the generator's size cap; the fewest instructions a program may have
@@ -90,7 +91,7 @@ BENCHMARK_CAPTURE(BM_CheckPrograms, scheduler, "scheduler")
 // of BM_CheckPrograms bounds what `simtspec fuzz --jobs N` can gain.
 void BM_Generate(benchmark::State& state, const char* invariant) {
   const int max_size = static_cast<int>(state.range(0));
-  const auto& seeds = small_seeds(invariant, max_size, static_cast<size_t>(state.range(1)));
+  const auto& seeds = small_seeds(invariant, max_size, static_cast<size_t>(state.range(1))).seeds;
   const gen::Invariant* inv = gen::find_invariant(invariant);
   size_t i = 0, programs = 0;
   for (auto _ : state) {
