@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "text/parser.h"
+
 namespace simt::text {
 
 using syntax::OperandType;
@@ -175,6 +177,15 @@ std::string print(const syntax::Program& p) {
     if (s.kind == StmtKind::If || s.kind == StmtKind::Loop) ++depth;
   }
   return out;
+}
+
+std::optional<std::string> roundtrip_problem(const syntax::Program& p) {
+  const std::string printed = print(p);
+  auto again = parse(printed);
+  if (!again.ok()) return "the printed program does not parse:\n" + again.diags.format("printed");
+  if (!(again.program == p)) return "print then parse gives a different program";
+  if (print(again.program) != printed) return "printing the re-read program gives different text";
+  return std::nullopt;
 }
 
 }  // namespace simt::text

@@ -2,6 +2,7 @@
 // syntax.print.roundtrip).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "syntax/ast.h"
@@ -16,5 +17,9 @@ std::string print_buffer(const syntax::BufferDecl& b);
 std::string print_directives(const syntax::LaunchDirectives& l);
 // The whole program: directives, buffers, then statements indented by nesting.
 std::string print(const syntax::Program& p);
+
+// syntax.print.roundtrip checked on p: the printed text parses to an equal program
+// that prints to the same text. Nothing if it holds, else what went wrong.
+std::optional<std::string> roundtrip_problem(const syntax::Program& p);
 
 }  // namespace simt::text
