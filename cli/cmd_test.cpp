@@ -43,12 +43,6 @@ json::Value host_json() {
   return h;
 }
 
-std::map<std::string, reports::Clause> report_clauses(const std::string& spec_dir) {
-  std::map<std::string, reports::Clause> out;
-  for (const auto& [id, c] : harness::load_clauses(spec_dir)) out[id] = {c.file, c.text};
-  return out;
-}
-
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -58,11 +52,12 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 // Writes junit.xml, results.json and the HTML site next to results.jsonl.
-int write_outputs(const reports::ResultsFile& rf, const std::string& out,
-                  const std::string& spec_dir) {
+int write_outputs(reports::ResultsFile rf, const std::string& out, const std::string& spec_dir) {
   std::ofstream(out + "/junit.xml") << reports::junit_xml(rf);
   std::ofstream(out + "/results.json") << json::dump(reports::document(rf), 1) << "\n";
-  std::string err = reports::write_html({rf}, report_clauses(spec_dir), out);
+  std::vector<reports::ResultsFile> files;
+  files.push_back(std::move(rf));
+  std::string err = reports::write_html(files, harness::load_clauses(spec_dir), out);
   if (!err.empty()) {
     std::cerr << "simtspec: report: " << err << "\n";
     return kExitUsage;
@@ -173,7 +168,7 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
     const std::string& st = rec.find("status")->as_string();
     ++counts[st];
     writer.write(rec);
-    rf.records.push_back(rec);
+    if (!a.out.empty()) rf.records.push_back(rec);  // kept only for the reports
     if (st != "pass" && st != "unsupported" && st != "xfail") {
       std::string key = rec.find("config_key")->as_string();
       const json::Value* msg = rec.find("message");
@@ -206,7 +201,7 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
     std::cout << "note: " << suite.not_tests.size()
               << " .simt files without a test header were skipped\n";
   if (!a.out.empty()) {
-    if (int rc = write_outputs(rf, a.out, spec_dir)) return rc;
+    if (int rc = write_outputs(std::move(rf), a.out, spec_dir)) return rc;
     std::cout << "report: " << a.out << "/index.html\n";
   }
   return sum.ok() ? kExitOk : kExitFail;
@@ -299,8 +294,8 @@ void register_report(CLI::App& app, int& exit_code) {
       }
       files.push_back(std::get<reports::ResultsFile>(std::move(r)));
     }
-    std::string err =
-        reports::write_html(files, report_clauses(harness::find_spec_dir(a->spec, ".")), a->out);
+    std::string err = reports::write_html(
+        files, harness::load_clauses(harness::find_spec_dir(a->spec, ".")), a->out);
     if (!err.empty()) {
       std::cerr << "simtspec: " << err << "\n";
       exit_code = kExitUsage;

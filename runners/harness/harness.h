@@ -10,17 +10,16 @@
 #include <vector>
 
 #include "format.h"
+#include "html.h"
 #include "json.h"
 #include "runner.h"
 
 namespace simt::harness {
 
 // Clause ids defined in a spec folder (paragraphs starting with **[id]**), with
-// their chapter file and first words.
-struct ClauseInfo {
-  std::string file;
-  std::string text;
-};
+// their chapter file and first words: the report's clause type, so the table
+// goes to the report as it is.
+using ClauseInfo = reports::Clause;
 std::map<std::string, ClauseInfo> load_clauses(const std::string& spec_dir);
 // The spec folder: `hint` if given, else the first spec/ found above `start`, else
 // the one simtspec was built from.
