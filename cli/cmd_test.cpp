@@ -195,7 +195,7 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   std::cout << runner->name() << ": " << sum.total << " configurations of " << suite.tests.size()
             << " tests in " << static_cast<int>(secs * 10) / 10.0 << " s:";
   for (const char* k : {"pass", "fail", "error", "unsupported", "xfail", "xpass"})
-    std::cout << " " << (sum.counts.count(k) ? sum.counts.at(k) : 0) << " " << k;
+    std::cout << " " << reports::count_of(sum.counts, k) << " " << k;
   std::cout << "\n";
   if (!suite.not_tests.empty())
     std::cout << "note: " << suite.not_tests.size()

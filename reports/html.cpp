@@ -31,8 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using json::Value;
 
-constexpr std::array<std::string_view, 6> kStatuses{"pass",  "fail",  "unsupported",
-                                                    "error", "xfail", "xpass"};
 // Chapters whose clauses describe tooling and are checked by unit tests.
 constexpr std::array<std::string_view, 4> kToolingChapters{"testformat.md", "runner.md",
                                                            "results.md", "oracles.md"};
@@ -391,11 +389,6 @@ void page_end(Html& h) {
 
 void status_badge(Html& h, std::string_view status) {
   h << "<span class=\"st " << status_class(status) << "\">" << E(status) << "</span>";
-}
-
-size_t count_of(const std::map<std::string, size_t>& counts, const std::string& k) {
-  auto it = counts.find(k);
-  return it == counts.end() ? 0 : it->second;
 }
 
 // ---------------------------------------------------------------------------

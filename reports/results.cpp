@@ -100,6 +100,11 @@ json::Value document(const ResultsFile& r) {
   return d;
 }
 
+size_t count_of(const std::map<std::string, size_t>& counts, std::string_view status) {
+  auto it = counts.find(std::string(status));
+  return it == counts.end() ? 0 : it->second;
+}
+
 std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records) {
   std::map<std::string, size_t> c;
   for (const auto& r : records)
@@ -155,7 +160,7 @@ std::string junit_xml(const ResultsFile& r) {
     suites[feature].push_back(&rec);
   }
   auto counts = count_statuses(r.records);
-  auto n = [&](const char* k) { return counts.count(k) ? counts.at(k) : 0; };
+  auto n = [&](const char* k) { return count_of(counts, k); };
   std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o += "<testsuites name=\"simtspec " + xml_escape(r.runner_name()) + "\" tests=\"" +
        std::to_string(r.records.size()) + "\" failures=\"" +

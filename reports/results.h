@@ -2,9 +2,11 @@
 // JSON document, and JUnit XML. Depends only on the result model.
 #pragma once
 
+#include <array>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -45,7 +47,13 @@ json::Value document(const ResultsFile& r);
 std::string junit_xml(const ResultsFile& r);
 std::string xml_escape(const std::string& s);
 
+// The result statuses of results.status, in report order.
+inline constexpr std::array<std::string_view, 6> kStatuses{"pass",  "fail",  "unsupported",
+                                                           "error", "xfail", "xpass"};
+
 // Counts of each status over records.
 std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records);
+// counts[status], or 0.
+size_t count_of(const std::map<std::string, size_t>& counts, std::string_view status);
 
 }  // namespace simt::reports

@@ -15,6 +15,7 @@
 #include "host/host.h"
 #include "protocol.h"
 #include "reference.h"
+#include "results.h"
 #include "text/parser.h"
 
 namespace simt::harness {
@@ -115,15 +116,15 @@ std::vector<Case> select(const Suite& s, const Options& o) {
 }
 
 bool Summary::ok() const {
-  auto n = [&](const char* k) { return counts.count(k) ? counts.at(k) : 0; };
-  return n("fail") == 0 && n("error") == 0 && n("xpass") == 0;
+  return reports::count_of(counts, "fail") == 0 && reports::count_of(counts, "error") == 0 &&
+         reports::count_of(counts, "xpass") == 0;
 }
 
 json::Value Summary::to_json() const {
   json::Value v;
   v["total"] = static_cast<uint64_t>(total);
-  for (const char* k : {"pass", "fail", "unsupported", "error", "xfail", "xpass"})
-    v[k] = static_cast<uint64_t>(counts.count(k) ? counts.at(k) : 0);
+  for (std::string_view k : reports::kStatuses)
+    v[k] = static_cast<uint64_t>(reports::count_of(counts, k));
   return v;
 }
 
