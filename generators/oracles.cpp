@@ -99,10 +99,11 @@ Check scheduler(const Program&, const std::string& text, OracleContext&) {
   auto loaded = load(text, c);
   if (!loaded) return c;
   std::optional<exec::Outcome> first;
+  // The same predecoded program under each policy: only the launch configuration
+  // differs (as `--policy P --seed N` would make it). One copy serves every run:
+  // each machine is gone before the next configuration is set.
+  auto program = std::make_shared<exec::Program>(*loaded->program);
   for (const auto& r : runs) {
-    // The same predecoded program under another policy: only the launch
-    // configuration differs (as `--policy P --seed N` would make it).
-    auto program = std::make_shared<exec::Program>(*loaded->program);
     program->config.policy = r.policy;
     program->config.seed = r.seed;
     Machine m(program);

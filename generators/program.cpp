@@ -309,14 +309,17 @@ bool communicates(const Program& p) {
   return any_statement(p, [](const Stmt& s) { return communicating(s.kind); });
 }
 
+namespace {
+size_t count_statements(const std::vector<Stmt>& b) {
+  size_t n = 0;
+  for (const auto& s : b) n += 1 + count_statements(s.body) + count_statements(s.other);
+  return n;
+}
+}  // namespace
+
 size_t statement_count(const Program& p) {
-  std::function<size_t(const std::vector<Stmt>&)> count = [&](const std::vector<Stmt>& b) {
-    size_t n = 0;
-    for (const auto& s : b) n += 1 + count(s.body) + count(s.other);
-    return n;
-  };
-  size_t n = count(p.main);
-  for (const auto& f : p.functions) n += count(f);
+  size_t n = count_statements(p.main);
+  for (const auto& f : p.functions) n += count_statements(f);
   return n;
 }
 
