@@ -44,9 +44,9 @@ int run_fuzz(const FuzzArgs& a) {
   }
   if (a.invariant == "all") {
     for (const auto& i : gen::invariants())
-      if (i.name != "differential" || o.runner) o.invariants.push_back(i.name);
-  } else if (gen::find_invariant(a.invariant)) {
-    if (a.invariant == "differential" && !o.runner) {
+      if (!i.needs_runner || o.runner) o.invariants.push_back(i.name);
+  } else if (const gen::Invariant* inv = gen::find_invariant(a.invariant)) {
+    if (inv->needs_runner && !o.runner) {
       std::cerr << "simtspec: --invariant differential needs --runner (an implementation to "
                    "compare with the "
                    "reference)\n";

@@ -36,14 +36,13 @@ Program generate_one(const Invariant& inv, uint64_t seed, int max_size,
   // are generated one at a time; checking them runs in parallel.
   static std::mutex mu;
   std::lock_guard<std::mutex> g(mu);
-  return program(options_for(inv.name, caps))(rc::Random(seed), program_size(seed, max_size))
-      .value();
+  return program(options_for(inv, caps))(rc::Random(seed), program_size(seed, max_size)).value();
 }
 
 Check check_one(const Invariant& inv, uint64_t seed, int max_size, runners::Runner* runner,
                 Program* out) {
-  const bool differential = runner && inv.name == "differential";
-  Program p = generate_one(inv, seed, max_size, differential ? &runner->capabilities() : nullptr);
+  const bool against_runner = runner && inv.needs_runner;
+  Program p = generate_one(inv, seed, max_size, against_runner ? &runner->capabilities() : nullptr);
   OracleContext ctx;
   ctx.runner = runner;
   ctx.seed = seed;

@@ -176,9 +176,14 @@ Gen<std::vector<Stmt>> body(Ctx c, int size) {
 }  // namespace
 
 Options options_for(const std::string& invariant, const runners::Capabilities* caps) {
+  const Invariant* inv = find_invariant(invariant);
+  return inv ? options_for(*inv, caps) : Options{};
+}
+
+Options options_for(const Invariant& invariant, const runners::Capabilities* caps) {
   Options o;
-  if (invariant == "sequential") o.communicate = false;
-  if (invariant == "differential") o.small_mask_depth = true;
+  o.communicate = invariant.communicating;
+  o.small_mask_depth = invariant.small_mask_depth;
   if (caps) {
     // The printer runs every program with SIMD width = wave.
     std::vector<uint32_t> waves;

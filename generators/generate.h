@@ -5,6 +5,7 @@
 
 #include <rapidcheck.h>
 
+#include "oracles.h"
 #include "program.h"
 #include "runner.h"
 
@@ -30,6 +31,8 @@ rc::Gen<Program> program(const Options& o);
 // Options per invariant (oracle.invariants). With the capabilities of the
 // implementation under test (differential), programs stay within what it
 // supports where the generator can choose (oracle.gen.capabilities).
+Options options_for(const Invariant& invariant, const runners::Capabilities* caps = nullptr);
+// The same by name (default options for an unknown name).
 Options options_for(const std::string& invariant, const runners::Capabilities* caps = nullptr);
 
 }  // namespace simt::gen

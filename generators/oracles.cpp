@@ -263,12 +263,19 @@ Uses uses_of(const exec::Program& p) {
 
 const std::vector<Invariant>& invariants() {
   static const std::vector<Invariant> all = {
-      {"sequential", {"exec.form", "branch.struct.if", "branch.struct.loop"}, sequential},
-      {"scheduler", {"exec.sched.independence"}, scheduler},
-      {"snapshot", {"exec.snapshot"}, snapshot},
-      {"expansion", {"branch.struct.expand"}, expansion},
-      {"roundtrip", {"syntax.print.roundtrip"}, roundtrip},
-      {"differential", {"exec.outcome"}, differential},
+      {.name = "sequential",
+       .clauses = {"exec.form", "branch.struct.if", "branch.struct.loop"},
+       .check = sequential,
+       .communicating = false},
+      {.name = "scheduler", .clauses = {"exec.sched.independence"}, .check = scheduler},
+      {.name = "snapshot", .clauses = {"exec.snapshot"}, .check = snapshot},
+      {.name = "expansion", .clauses = {"branch.struct.expand"}, .check = expansion},
+      {.name = "roundtrip", .clauses = {"syntax.print.roundtrip"}, .check = roundtrip},
+      {.name = "differential",
+       .clauses = {"exec.outcome"},
+       .check = differential,
+       .needs_runner = true,
+       .small_mask_depth = true},
   };
   return all;
 }

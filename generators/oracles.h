@@ -46,6 +46,10 @@ struct Invariant {
   std::string name;
   std::vector<std::string> clauses;  // what a regression test from it cites
   Oracle check;
+  // What its programs are generated for (oracle.invariants):
+  bool communicating = true;      // lanes may communicate (sequential: they never do)
+  bool needs_runner = false;      // checks an implementation through a runner
+  bool small_mask_depth = false;  // sometimes a tiny mask stack, to reach overflow
 };
 
 // sequential, scheduler, snapshot, expansion, roundtrip, differential.
