@@ -1,6 +1,8 @@
 // `simtspec fuzz`: generated programs against the invariant oracles
 // (spec/oracles.md, oracle.fuzz).
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -115,6 +117,21 @@ int run_fuzz(const FuzzArgs& a) {
   return r.failures.empty() && !checked_nothing ? kExitOk : kExitFail;
 }
 
+// A number of seconds: finite and above 0 (or at least 0 with `zero_ok`). CLI11's
+// own range checks would print the whole range of a double in their message.
+CLI::Validator seconds(bool zero_ok) {
+  return CLI::Validator(
+      [zero_ok](std::string& s) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end || !std::isfinite(v) || v < 0 || (!zero_ok && v == 0))
+          return "'" + s + "' is not a number of seconds " +
+                 (zero_ok ? "(0 or more)" : "(more than 0)");
+        return "";
+      },
+      zero_ok ? "SECONDS >= 0" : "SECONDS > 0");
+}
+
 }  // namespace
 
 void register_fuzz(CLI::App& app, int& exit_code) {
@@ -127,7 +144,7 @@ void register_fuzz(CLI::App& app, int& exit_code) {
                               "base seed: program k uses seed + k (default: from the clock)");
   a->o_count = cmd->add_option("--count", a->count, "programs per invariant (default 200)");
   a->o_time = cmd->add_option("--time", a->seconds, "run for this many seconds instead of a count")
-                  ->check(CLI::PositiveNumber);
+                  ->check(seconds(false));
   cmd->add_option("--runner", a->runner,
                   "implementation for the differential invariant (runner .toml)");
   cmd->add_option("--jobs,-j", a->jobs, "parallel workers (default 1)");
@@ -137,7 +154,7 @@ void register_fuzz(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--shrink-time", a->shrink_time,
                   "seconds to spend shrinking each failure (default 300; 0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(seconds(true));
   cmd->add_flag("--print", a->print,
                 "print each generated program, as text simtspec run accepts, with its verdict");
   cmd->callback([a, &exit_code] { exit_code = run_fuzz(*a); });

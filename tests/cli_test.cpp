@@ -344,6 +344,20 @@ TEST_F(Cli, FuzzBadUsageExitsTwo) {
   }
 }
 
+// oracle.fuzz, oracle.shrink: a duration that is not a number of seconds is bad
+// usage, with a short message naming the option.
+TEST_F(Cli, FuzzBadDurationsExitTwoWithAShortMessage) {
+  for (const std::string args :
+       {"fuzz --time -1", "fuzz --time 0", "fuzz --time abc", "fuzz --count 1 --shrink-time -1",
+        "fuzz --count 1 --shrink-time inf", "fuzz --count 1 --shrink-time 5x"}) {
+    auto r = simtspec(args);
+    ASSERT_TRUE(r.exited) << args;
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("is not a number of seconds"), std::string::npos) << args << r.err;
+    EXPECT_LT(r.err.size(), 200u) << args << r.err;
+  }
+}
+
 // A run whose every program needs what the runner lacks checked nothing: exit 1.
 TEST_F(Cli, FuzzThatChecksNothingFails) {
   std::string toml = test::faulty_runner_toml("none");
