@@ -1110,7 +1110,7 @@ TEST(XlaneShfl, SourcesAliasingAndInactiveLanes) {
 // =================================================================================
 
 // bar.arrive, bar.release: each warp waits with its pc on bar; the last arrival
-// releases every warp of the workgroup, resets the count, advances the generation.
+// releases every warp of the workgroup and resets the count.
 TEST(Bar, ArriveAndReleaseStepByStep) {
   auto prog = build(R"(
 .wave 4
@@ -1131,7 +1131,6 @@ TEST(Bar, ArriveAndReleaseStepByStep) {
       EXPECT_EQ(s.warps[k].pc, released ? 1u : 0u);
     }
     EXPECT_EQ(s.barriers[wg].arrived, released ? 0u : g % 3 + 1);
-    EXPECT_EQ(s.barriers[wg].generation, released ? 1u : 0u);
   }
   EXPECT_EQ(m.run().status, Status::Completed);
 }
@@ -1232,9 +1231,12 @@ done:
 )");
   ASSERT_TRUE(prog);
   Machine m(prog);
+  uint32_t arrivals = 0;  // steps that execute a bar: three barriers, two warps each
+  m.set_trace([&](const exec::TraceRecord& r) { arrivals += prog->insns[r.pc].op == isa::Op::Bar; });
   auto o = m.run();
   EXPECT_EQ(completed_words(o, "out"), (std::vector<uint32_t>{1, 1}));
-  EXPECT_EQ(m.state().barriers[0].generation, 3u);
+  EXPECT_EQ(arrivals, 6u);
+  EXPECT_EQ(m.state().barriers[0].arrived, 0u);
   // Warp 1 has no lane in either if, yet passes (and arrives at) both bars, so
   // warp 0's two barriers complete.
   auto lone = outcome(R"(
@@ -1658,6 +1660,142 @@ leave:
     exit
 )");
   EXPECT_EQ(o.status, Status::Livelock);
+}
+
+// An exact detector written from exec.livelock, independent of Brent's schedule:
+// it runs the program with detection off, remembers every state, and at the first
+// repetition knows mu and lambda; d is then computed by the clause's formula.
+struct Repetition {
+  uint64_t mu = 0, lambda = 0, d = 0;
+};
+std::optional<Repetition> exact_repetition(std::string_view text, host::LoadOptions opt,
+                                           uint64_t limit) {
+  opt.cli.livelock_check = false;
+  opt.cli.max_steps = limit;
+  auto prog = build(text, opt);
+  if (!prog) return std::nullopt;
+  Machine m(prog);
+  std::vector<exec::MachineState> states{m.state()};
+  std::multimap<uint64_t, uint64_t> by_hash{{m.hash(), 0}};
+  while (!m.step()) {
+    const uint64_t t = m.steps();
+    auto [lo, hi] = by_hash.equal_range(m.hash());
+    for (auto it = lo; it != hi; ++it) {
+      if (states[it->second] == m.state()) {
+        Repetition r;
+        r.mu = it->second;
+        r.lambda = t - it->second;
+        uint64_t p = 1;  // 2^k
+        while (p - 1 < r.mu || p < r.lambda) p *= 2;
+        r.d = p - 1 + r.lambda;
+        return r;
+      }
+    }
+    by_hash.emplace(m.hash(), t);
+    states.push_back(m.state());
+  }
+  return std::nullopt;
+}
+
+// The outcome of running `n` steps exactly, with detection off.
+exec::Outcome after_steps(std::string_view text, host::LoadOptions opt, uint64_t n) {
+  opt.cli.livelock_check = false;
+  opt.cli.max_steps = n;
+  return outcome(text, opt);
+}
+
+struct LivelockCase {
+  const char* name;
+  std::string text;
+  Policy policy = Policy::RoundRobin;
+};
+
+std::vector<LivelockCase> livelock_cases() {
+  std::vector<LivelockCase> v;
+  v.push_back({"prefix 5, cycle 3", prefix_cycle(5, 3)});
+  v.push_back({"prefix 40, cycle 6", prefix_cycle(40, 6)});
+  v.push_back({"spin from launch", "l:\n    jmp l\n"});
+  // Memory changes inside the cycle: the buffers at step d differ from those at
+  // the first repetition (mu = 2, lambda = 16, d = 31).
+  v.push_back({"memory counter mod 4", R"(
+.wave 1
+.buffer out u32[1] out
+    mov s0, 0
+    mov s1, 0
+l:  add s0, s0, 1
+    and s0, s0, 3
+    st out[0], s0
+    jmp l
+)"});
+  // bar.release: the barrier has no generation, so a barrier loop repeats.
+  for (Policy p : {Policy::RoundRobin, Policy::LowestPcFirst, Policy::OldestFirst}) {
+    v.push_back({"barrier loop, one warp", "l:  bar\n    jmp l\n", p});
+    v.push_back({"barrier loop, two warps", ".warps 2\nl:  bar\n    jmp l\n", p});
+    v.push_back({"barrier loop, two workgroups of three warps",
+                 ".warps 3\n.workgroups 2\n.wave 4\nl:  bar\n    add v1, v1, 1\n"
+                 "    and v1, v1, 1\n    jmp l\n",
+                 p});
+  }
+  // Divergent lanes: lane 3 leaves the loop at once, the others toggle a value
+  // and store it forever (the mask stack holds the loop entry throughout).
+  v.push_back({"divergent toggling loop", R"(
+.wave 4
+.buffer out u32[4] out
+    cmp.eq p1, %lane, 3
+    mul v2, %lane, 4
+    loop
+        break p1
+        xor v1, v1, 5
+        st out[v2], v1
+    endloop
+    exit
+)"});
+  return v;
+}
+
+// exec.livelock, exec.status.livelock, exec.outcome: the reference ends a repeating
+// launch at the detection step d the clause defines from mu and lambda, with the
+// buffers of S_d; an exact detector (every state remembered) computes the same d.
+TEST(Livelock, DetectionStepMatchesAnExactDetector) {
+  for (const auto& c : livelock_cases()) {
+    SCOPED_TRACE(c.name);
+    auto rep = exact_repetition(c.text, with_policy(c.policy), 20000);
+    ASSERT_TRUE(rep.has_value()) << "the states never repeat";
+    auto o = outcome(c.text, with_policy(c.policy));
+    ASSERT_EQ(o.status, Status::Livelock);
+    EXPECT_EQ(o.steps, rep->d) << "mu " << rep->mu << " lambda " << rep->lambda;
+    EXPECT_GE(o.steps, rep->mu + rep->lambda);
+    auto at_d = after_steps(c.text, with_policy(c.policy), rep->d);
+    EXPECT_EQ(o.buffers, at_d.buffers) << "the outputs are not those of S_d";
+  }
+}
+
+// exec.livelock, exec.step.order: livelock exactly when d <= max_steps. At
+// max_steps = d the launch ends livelock; at d - 1, and anywhere from the first
+// repetition mu + lambda up to d - 1, it ends step_limit.
+TEST(Livelock, MaxStepsBoundaryIsTheDetectionStep) {
+  for (const auto& c : livelock_cases()) {
+    SCOPED_TRACE(c.name);
+    auto rep = exact_repetition(c.text, with_policy(c.policy), 20000);
+    ASSERT_TRUE(rep.has_value());
+    auto at = [&](uint64_t max) {
+      host::LoadOptions opt = with_policy(c.policy);
+      opt.cli.max_steps = max;
+      return outcome(c.text, opt);
+    };
+    auto live = at(rep->d);
+    EXPECT_EQ(live.status, Status::Livelock);
+    EXPECT_EQ(live.steps, rep->d);
+    if (rep->d > 1) {  // max_steps is at least 1
+      auto before = at(rep->d - 1);
+      EXPECT_EQ(before.status, Status::StepLimit);
+      EXPECT_EQ(before.steps, rep->d - 1);
+    }
+    if (rep->mu + rep->lambda < rep->d) {
+      auto first = at(rep->mu + rep->lambda);
+      EXPECT_EQ(first.status, Status::StepLimit) << "ended at the first repetition, not at d";
+    }
+  }
 }
 
 // =================================================================================

@@ -263,7 +263,6 @@ Flow Machine::barrier_arrive(WarpState& w) {
       }
     }
     b.arrived = 0;
-    b.generation += 1;
   }
   return Flow::Jump;
 }
@@ -391,7 +390,7 @@ Outcome Machine::outcome() const {
 }
 
 Snapshot Machine::snapshot() const {
-  return Snapshot{prog_->fingerprint, st_, steps_, lane_ops_, det_};
+  return Snapshot{prog_->fingerprint, st_, steps_, lane_ops_, det_, final_, event_};
 }
 
 bool Machine::restore(const Snapshot& s) {
@@ -412,8 +411,8 @@ bool Machine::restore(const Snapshot& s) {
   steps_ = s.steps;
   lane_ops_ = s.lane_ops;
   det_ = s.detector;
-  final_.reset();
-  event_.reset();
+  final_ = s.final;
+  event_ = s.final == Status::Trapped ? s.event : std::nullopt;
   done_count_ = 0;
   for (const auto& w : st_.warps) done_count_ += w.status == WarpStatus::Done;
   return true;
@@ -448,10 +447,7 @@ uint64_t Machine::hash() const {
     h.u64(c.tba);
     h.u64(c.tba_valid);
   }
-  for (const auto& b : st_.barriers) {
-    h.u64(b.arrived);
-    h.u64(b.generation);
-  }
+  for (const auto& b : st_.barriers) h.u64(b.arrived);
   h.u64(st_.global_esr);
   h.u64(st_.rr_cursor);
   h.u64(st_.rng);

@@ -83,6 +83,10 @@ struct Snapshot {
   uint64_t steps = 0;
   uint64_t lane_ops = 0;
   LivelockDetector detector;
+  // exec.snapshot: a snapshot of a launch that has ended keeps its final status
+  // (and event), so the restored machine has ended too.
+  std::optional<Status> final;
+  std::optional<EventInfo> event;
 };
 
 class Machine {

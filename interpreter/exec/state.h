@@ -57,9 +57,11 @@ struct CoreState {
   bool operator==(const CoreState&) const = default;
 };
 
+// bar.arrive: the number of warps of the workgroup waiting at the barrier. Nothing
+// else: which barrier phase it is cannot influence a future step, so it is not
+// state (exec.livelock: `l: bar; jmp l` repeats its state).
 struct BarrierState {
   uint32_t arrived = 0;
-  uint32_t generation = 0;
   bool operator==(const BarrierState&) const = default;
 };
 

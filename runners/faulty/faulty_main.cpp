@@ -63,7 +63,6 @@ Flow barrier_early(Machine& m, WarpState& w, const Insn&) {
       }
     }
     b.arrived = 0;
-    b.generation += 1;
   }
   return Flow::Jump;
 }
