@@ -1232,7 +1232,8 @@ done:
   ASSERT_TRUE(prog);
   Machine m(prog);
   uint32_t arrivals = 0;  // steps that execute a bar: three barriers, two warps each
-  m.set_trace([&](const exec::TraceRecord& r) { arrivals += prog->insns[r.pc].op == isa::Op::Bar; });
+  m.set_trace(
+      [&](const exec::TraceRecord& r) { arrivals += prog->insns[r.pc].op == isa::Op::Bar; });
   auto o = m.run();
   EXPECT_EQ(completed_words(o, "out"), (std::vector<uint32_t>{1, 1}));
   EXPECT_EQ(arrivals, 6u);
