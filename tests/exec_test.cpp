@@ -1844,6 +1844,33 @@ TEST(Trace, LineFormat) {
   EXPECT_EQ(lines, want);
 }
 
+// exec.trace.format, syntax.print.instr: the trace prints numbers as the program text
+// spells them (hexadecimal stays hexadecimal, a written '-' stays), memory offsets
+// included, so that an implementation printing its source's operands agrees.
+TEST(Trace, NumbersAsWritten) {
+  auto lines = trace_lines(R"(
+.wave 4
+.buffer out u32[4] out
+    mov s0, 0x2A
+    add v1, %lane, -1
+    mov s1, 0b100
+    st out[s1 - 0x4], s0
+    st out[ 0x8 ], 0xFFFFFFFF
+    readlane s2, v1, 0x3
+    exit
+)");
+  const std::vector<std::string> want = {
+      "#0 w0 pc=0 exec=0xf mov s0, 0x2A  ; line 4",
+      "#1 w0 pc=1 exec=0xf add v1, %lane, -1  ; line 5",
+      "#2 w0 pc=2 exec=0xf mov s1, 0b100  ; line 6",
+      "#3 w0 pc=3 exec=0xf st out[s1-0x4], s0  ; line 7",
+      "#4 w0 pc=4 exec=0xf st out[0x8], 0xFFFFFFFF  ; line 8",
+      "#5 w0 pc=5 exec=0xf readlane s2, v1, 0x3  ; line 9",
+      "#6 w0 pc=6 exec=0xf exit  ; line 10",
+  };
+  EXPECT_EQ(lines, want);
+}
+
 // exec.trace.format: digits of the exec mask for every wave size; loop expansion.
 TEST(Trace, ExecDigitsPerWave) {
   struct Case {

@@ -233,7 +233,54 @@ TEST(Compare, DifferentialComparesEveryBufferAndEvent) {
   trapped2.outcome.event->lane = 4;
   v = harness::compare_with_reference(trapped, trapped2, l);
   ASSERT_FALSE(v.ok);
-  EXPECT_EQ(v.first_diff.find("field")->as_string(), "event");
+  // runner.firstdiff: the differing event field and both values.
+  EXPECT_EQ(v.first_diff.find("field")->as_string(), "event.lane");
+  EXPECT_EQ(v.message, "event lane is 4, the reference's is 2");
+  EXPECT_EQ(v.first_diff.find("expected")->as_int(), 2);
+  EXPECT_EQ(v.first_diff.find("actual")->as_int(), 4);
+  auto no_lane = trapped;
+  no_lane.outcome.event->lane = -1;
+  v = harness::compare_with_reference(trapped, no_lane, l);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.message, "event lane is none, the reference's is 2");
+  auto other_pc = trapped;
+  other_pc.outcome.event->pc = 9;
+  v = harness::compare_with_reference(trapped, other_pc, l);
+  EXPECT_EQ(v.message, "event pc is 9, the reference's is 3");
+}
+
+// format.expect.event: lane = "none" requires an event without a lane; a number
+// requires that lane (an event without one fails).
+TEST(Compare, ExpectedEventLaneNone) {
+  auto t = parse_ok(R"(; simtspec-test 1
+; id = "demo.none"
+; title = "t"
+; clauses = ["event.lane"]
+; features = ["alu"]
+; [expect]
+; status = "trapped"
+; [expect.event]
+; name = "div_zero"
+; lane = "none"
+    div s0, 1, 0
+    exit
+)");
+  harness::Layout l;
+  l.wave = 4;
+  auto scalar = outcome("trapped", {});
+  scalar.outcome.event = model::Event{"div_zero", 0, 0, -1, 0, ""};
+  EXPECT_TRUE(harness::check_expectation(t.expect, scalar, l).ok);
+  auto lane0 = scalar;
+  lane0.outcome.event->lane = 0;
+  auto v = harness::check_expectation(t.expect, lane0, l);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.first_diff.find("field")->as_string(), "event.lane");
+  auto t2 =
+      parse_ok(replace(replace(t.source, "lane = \"none\"", "lane = 0"), "demo.none", "demo.zero"));
+  EXPECT_TRUE(harness::check_expectation(t2.expect, lane0, l).ok);
+  v = harness::check_expectation(t2.expect, scalar, l);
+  ASSERT_FALSE(v.ok);
+  EXPECT_EQ(v.message, "event has no lane, expected lane 0");
 }
 
 fs::path temp_dir(const std::string& name) {

@@ -33,6 +33,7 @@ syntax::Program parse_ok(std::string_view src) {
 
 // ---- size expression builders ------------------------------------------------------
 using test::bin;
+using test::neg;
 using test::num;
 using test::sym;
 SizeExpr add(SizeExpr l, SizeExpr r) {
@@ -94,9 +95,9 @@ TEST(Statements, InstructionOperands) {
   EXPECT_EQ(a.op, isa::Op::Add);
   EXPECT_EQ(a.span, (syntax::Span{1, 5, 3}));
   ASSERT_EQ(a.operands.size(), 3u);
-  EXPECT_EQ(a.operands[0].value, (syntax::Value{RegFile::V, 1, 0}));
-  EXPECT_EQ(a.operands[1].value, (syntax::Value{RegFile::S, 2, 0}));
-  EXPECT_EQ(a.operands[2].value, (syntax::Value{RegFile::Imm, 0, -5}));
+  EXPECT_EQ(a.operands[0].value, (syntax::Value{RegFile::V, 1, 0, {}}));
+  EXPECT_EQ(a.operands[1].value, (syntax::Value{RegFile::S, 2, 0, {}}));
+  EXPECT_EQ(a.operands[2].value, (syntax::Value{RegFile::Imm, 0, -5, {}}));
   EXPECT_EQ(a.operands[1].span, (syntax::Span{1, 13, 2}));
   const auto& s = p.stmts[1];
   EXPECT_EQ(s.op, isa::Op::Sel);
@@ -168,7 +169,7 @@ TEST(Statements, WrongOperandCountsAndKinds) {
   expect_syntax_error("vote.any p0, v1", 1, 14, "expected a predicate");
   // ReadLane
   expect_syntax_error("readlane s1, s2, 3", 1, 14, "must be a v register");
-  expect_syntax_error("readlane s1, v2, -1", 1, 18, "out of range");
+  expect_syntax_error("readlane s1, v2, -1", 1, 18, "takes no '-'");
   expect_syntax_error("readlane s1, v2, v3", 1, 18, "a number or s register");
   expect_syntax_error("readlane s1, v2, %lane", 1, 18, "a number or s register");
   // Shuffle
@@ -210,6 +211,25 @@ TEST(Labels, SeveralOnOneLineAndAcrossLines) {
   EXPECT_EQ(q.stmts[0].label, "loop");
   EXPECT_EQ(q.stmts[4].operands[0].name, "loop");
   EXPECT_EQ(q.stmts[4].operands[0].type, OperandType::Label);
+}
+
+// syntax.label: a label before a directive or a buffer declaration labels the next
+// instruction, as if it stood on its own line.
+TEST(Labels, BeforeDirectivesLabelTheNextInstruction) {
+  auto p = parse_ok("l: .seed 3\nb: .buffer x u32[1] out\n  nop\n  jmp l\n");
+  EXPECT_EQ(p.launch.seed.value, 3u);
+  ASSERT_EQ(p.buffers.size(), 1u);
+  ASSERT_EQ(p.stmts.size(), 4u);
+  EXPECT_EQ(p.stmts[0].label, "l");
+  EXPECT_EQ(p.stmts[1].label, "b");
+  EXPECT_EQ(p.stmts[2].op, isa::Op::Nop);
+  auto q = parse_ok("l:\n.seed 3\nb:\n.buffer x u32[1] out\n  nop\n  jmp l\n");
+  EXPECT_TRUE(p == q) << "a label before a directive differs from one on its own line";
+  auto run = test::run(
+      "l: .buffer out u32[1] out\n  add s0, s0, 1\n  st out[0], s0\n"
+      "  cmp.lt p0, s0, 3\n  cbr p0, l\n  exit\n");
+  ASSERT_TRUE(run.ok()) << run.diags;
+  EXPECT_EQ(test::words(*run.outcome, "out"), (std::vector<uint32_t>{3}));
 }
 
 // syntax.lex.label: a label is not a register name.
@@ -256,11 +276,11 @@ TEST(MemoryOperands, Forms) {
   auto mem = [&](size_t i) { return p.stmts[i].operands[p.stmts[i].op == isa::Op::St ? 0 : 1]; };
   EXPECT_EQ(mem(0).type, OperandType::Mem);
   EXPECT_EQ(mem(0).name, "buf");
-  EXPECT_EQ(mem(0).value, (syntax::Value{RegFile::V, 2, 0}));
+  EXPECT_EQ(mem(0).value, (syntax::Value{RegFile::V, 2, 0, {}}));
   EXPECT_EQ(mem(0).offset, 0);
   EXPECT_EQ(mem(0).span, (syntax::Span{1, 8, 7}));
   EXPECT_EQ(mem(1).offset, 4);
-  EXPECT_EQ(mem(2).value, (syntax::Value{RegFile::S, 2, 0}));
+  EXPECT_EQ(mem(2).value, (syntax::Value{RegFile::S, 2, 0, {}}));
   EXPECT_EQ(mem(2).offset, -8);
   EXPECT_EQ(mem(3).value.file, RegFile::None);
   EXPECT_EQ(mem(3).offset, 16);
@@ -313,7 +333,7 @@ TEST(Structured, Keywords) {
     EXPECT_EQ(p.stmts[i].span.line, i + 1);
   }
   ASSERT_EQ(p.stmts[0].operands.size(), 1u);
-  EXPECT_EQ(p.stmts[0].operands[0].value, (syntax::Value{RegFile::P, 0, 0}));
+  EXPECT_EQ(p.stmts[0].operands[0].value, (syntax::Value{RegFile::P, 0, 0, {}}));
   EXPECT_TRUE(p.stmts[1].operands.empty());
   EXPECT_TRUE(p.stmts[4].operands.empty());  // `break` means `break pt`
   ASSERT_EQ(p.stmts[5].operands.size(), 1u);
@@ -528,6 +548,13 @@ TEST(Buffers, SizeExpressionPrecedence) {
       {"threads * 4 - simd * (warps + 1)",
        sub(mul(sym("threads"), num(4)), mul(sym("simd"), add(sym("warps"), num(1))))},
       {"4294967295", num(4294967295)},
+      // Unary minus binds tightest (syntax.buffer.size).
+      {"-1 + wave", add(neg(num(1)), sym("wave"))},
+      {"-(2 - wave)", neg(sub(num(2), sym("wave")))},
+      {"2 * -3", mul(num(2), neg(num(3)))},
+      {"- -1", neg(neg(num(1)))},
+      {"-wave * 2", mul(neg(sym("wave")), num(2))},
+      {"wave - -1", sub(sym("wave"), neg(num(1)))},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
@@ -535,6 +562,38 @@ TEST(Buffers, SizeExpressionPrecedence) {
     ASSERT_EQ(p.buffers.size(), 1u);
     EXPECT_EQ(p.buffers[0].count, c.want);
   }
+}
+
+// syntax.buffer: names have the form of labels, and may be register names or
+// mnemonics; in memory operands they stand before `[`.
+TEST(Buffers, NamesMayBeRegisterNamesAndMnemonics) {
+  auto p = parse_ok(
+      ".buffer v0 u32[1] in\n.buffer s8 u32[1] out\n.buffer pt u32[1] out\n"
+      ".buffer add u32[1] out\n.buffer _x9 u32[1] out\n"
+      "  ld s1, v0[0]\n  st s8[0], s1\n  st pt[v1+4], s1\n  st add[s2], s1\n");
+  ASSERT_EQ(p.buffers.size(), 5u);
+  EXPECT_EQ(p.buffers[0].name, "v0");
+  EXPECT_EQ(p.buffers[2].name, "pt");
+  EXPECT_EQ(p.stmts[0].operands[1].name, "v0");
+  EXPECT_EQ(p.stmts[2].operands[0].name, "pt");
+  EXPECT_EQ(p.stmts[2].operands[0].value.file, RegFile::V);
+  expect_syntax_error(".buffer 1x u32[1] in", 1, 9, "expected a buffer name");
+  expect_syntax_error(".buffer %lane u32[1] in", 1, 9, "expected a buffer name");
+}
+
+// syntax.lex.number: lowercase prefixes only; syntax.operand.kinds (L): lane
+// operands take no `-`; syntax.buffer.init: iota's arguments are immediates.
+TEST(Numbers, PrefixCaseLaneSignAndIotaRange) {
+  expect_syntax_error("mov v1, 0X10", 1, 9, "malformed");
+  expect_syntax_error("mov v1, 0B10", 1, 9, "malformed");
+  expect_syntax_error(".buffer a u32[0X4] in", 1, 15, "malformed");
+  parse_ok("mov v1, 0xAbC\nmov v2, 007\n");
+  expect_syntax_error("readlane s0, v2, -1", 1, 18, "takes no '-'");
+  expect_syntax_error("readlane s0, v2, -0", 1, 18, "takes no '-'");
+  parse_ok("readlane s0, v2, 4294967295\nreadlane s0, v2, 0b11\n");
+  expect_syntax_error(".buffer a u32[2] in = iota(4294967296, 1)", 1, 28, "out of range");
+  expect_syntax_error(".buffer a u32[2] in = iota(0, -2147483649)", 1, 31, "out of range");
+  parse_ok(".buffer a u8[2] in = iota(-2147483648, 4294967295)\n");
 }
 
 // syntax.buffer, syntax.buffer.size, syntax.buffer.init: malformed declarations.
@@ -547,7 +606,8 @@ TEST(Buffers, Errors) {
   expect_syntax_error(".buffer a u32[foo] in", 1, 15, "expected a count");
   expect_syntax_error(".buffer a u32[] in", 1, 15, "expected a count");
   expect_syntax_error(".buffer a u32[4 in", 1, 17, "expected ']'");
-  expect_syntax_error(".buffer a u32[-4] in", 1, 15, "expected a count");
+  expect_syntax_error(".buffer a u32[-] in", 1, 16, "expected a count");
+  expect_syntax_error(".buffer a u32[4 * -] in", 1, 20, "expected a count");
   expect_syntax_error(".buffer a u32[(4] in", 1, 17, "expected ')'");
   expect_syntax_error(".buffer a u32[4+] in", 1, 17, "expected a count");
   expect_syntax_error(".buffer a u32[4 / 2] in", 1, 17, "expected ']'");

@@ -36,13 +36,13 @@ using syntax::Value;
 // ---- AST builders ----------------------------------------------------------------
 
 Value reg(RegFile f, uint32_t i) {
-  return Value{f, i, 0};
+  return Value{f, i, 0, {}};
 }
 Value imm(int64_t v) {
-  return Value{RegFile::Imm, 0, v};
+  return Value{RegFile::Imm, 0, v, {}};
 }
 Value special(isa::Special s) {
-  return Value{RegFile::Special, static_cast<uint32_t>(s), 0};
+  return Value{RegFile::Special, static_cast<uint32_t>(s), 0, {}};
 }
 
 Operand val(Value v) {
@@ -282,11 +282,12 @@ TEST(Printer, CanonicalForm) {
   ASSERT_TRUE(r.ok()) << r.diags.format("t");
   const std::string out = text::print(r.program);
   EXPECT_EQ(out.find("comment"), std::string::npos);
-  EXPECT_EQ(out.find("0x"), std::string::npos) << out;
+  // syntax.print.roundtrip: directives and buffers in decimal; syntax.print.instr:
+  // instruction numbers as written.
   EXPECT_EQ(out.find("0b"), std::string::npos) << out;
   const size_t wave = out.find(".wave 8");
   const size_t buf = out.find(".buffer b u32[4 * wave] out = 3, -1");
-  const size_t mov = out.find("mov v1, 16");
+  const size_t mov = out.find("mov v1, 0x10");
   const size_t nop = out.find("nop");
   ASSERT_NE(wave, std::string::npos) << out;
   ASSERT_NE(buf, std::string::npos) << out;
@@ -295,6 +296,47 @@ TEST(Printer, CanonicalForm) {
   EXPECT_LT(buf, nop);
   EXPECT_LT(nop, mov);
   EXPECT_TRUE(roundtrips(r.program));
+}
+
+// syntax.print.instr: numbers in instructions print as the text spells them (prefix,
+// digits, a '-' exactly when written, no spaces around it); a memory offset keeps
+// its sign and notation; programs built by tools print decimal.
+TEST(Printer, InstructionNumbersAsWritten) {
+  struct Case {
+    const char* in;
+    const char* out;
+  };
+  const Case cases[] = {
+      {"mov s1, 0x2A", "mov s1, 0x2A"},
+      {"mov s1, 0b101", "mov s1, 0b101"},
+      {"mov s1, -  1", "mov s1, -1"},
+      {"mov s1, 4294967295", "mov s1, 4294967295"},
+      {"mov s1, 0xffffffff", "mov s1, 0xffffffff"},
+      {"add v1, -0x3 ,  -0b10", "add v1, -0x3, -0b10"},
+      {"mov s1, 007", "mov s1, 007"},
+      {"st out[v1 - 4], s1", "st out[v1-4], s1"},
+      {"st out[v1+0], s1", "st out[v1+0], s1"},
+      {"st out[v1 + 0x10], s1", "st out[v1+0x10], s1"},
+      {"st out[v1], s1", "st out[v1], s1"},
+      {"st out[ - 4], s1", "st out[-4], s1"},
+      {"st out[0x8], s1", "st out[0x8], s1"},
+      {"readlane s0, v2, 0x1", "readlane s0, v2, 0x1"},
+      {"sel v3, !p1, %lane, 0x10", "sel v3, !p1, %lane, 0x10"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.in);
+    auto r = text::parse(std::string(".buffer out u32[4] out\n") + c.in + "\n");
+    ASSERT_TRUE(r.ok()) << r.diags.format("t");
+    ASSERT_EQ(r.program.stmts.size(), 1u);
+    EXPECT_EQ(text::print_stmt(r.program.stmts[0]), c.out);
+    EXPECT_TRUE(roundtrips(r.program));
+  }
+  // Built by a tool: decimal, offsets with their sign.
+  EXPECT_EQ(text::print_stmt(instr(isa::Op::Mov, {val(reg(RegFile::S, 1)), val(imm(-42))})),
+            "mov s1, -42");
+  EXPECT_EQ(text::print_stmt(
+                instr(isa::Op::St, {mem("out", reg(RegFile::V, 1), -16), val(reg(RegFile::S, 1))})),
+            "st out[v1-16], s1");
 }
 
 // print_size keeps the meaning of every tree, parenthesising where precedence or left
@@ -308,7 +350,12 @@ TEST(Printer, SizeExpressionsKeepTheirShape) {
       trees.push_back(bin(outer, bin(inner, a, b), c));
       trees.push_back(bin(outer, a, bin(inner, b, c)));
       trees.push_back(bin(outer, bin(inner, a, b), bin(inner, b, c)));
+      trees.push_back(bin(outer, test::neg(bin(inner, a, b)), c));
+      trees.push_back(bin(outer, a, test::neg(bin(inner, b, c))));
+      trees.push_back(test::neg(bin(outer, a, b)));
     }
+  trees.push_back(test::neg(test::neg(a)));
+  trees.push_back(bin(K::Sub, b, test::neg(a)));
   for (const auto& t : trees) {
     syntax::Program p;
     p.buffers.push_back(buffer("x", syntax::ElemType::U32, t, syntax::BufferMode::Out));
@@ -317,6 +364,8 @@ TEST(Printer, SizeExpressionsKeepTheirShape) {
   EXPECT_EQ(text::print_size(bin(K::Sub, num(10), bin(K::Sub, num(3), num(2)))), "10 - (3 - 2)");
   EXPECT_EQ(text::print_size(bin(K::Sub, bin(K::Sub, num(10), num(3)), num(2))), "10 - 3 - 2");
   EXPECT_EQ(text::print_size(bin(K::Mul, bin(K::Add, num(2), num(3)), num(4))), "(2 + 3) * 4");
+  EXPECT_EQ(text::print_size(test::neg(bin(K::Sub, num(2), sym("wave")))), "-(2 - wave)");
+  EXPECT_EQ(text::print_size(bin(K::Mul, test::neg(b), num(2))), "-wave * 2");
 }
 
 // ---- the example programs ---------------------------------------------------------

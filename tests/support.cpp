@@ -130,6 +130,13 @@ syntax::SizeExpr bin(syntax::SizeExpr::Kind k, syntax::SizeExpr l, syntax::SizeE
   return e;
 }
 
+syntax::SizeExpr neg(syntax::SizeExpr x) {
+  syntax::SizeExpr e;
+  e.kind = syntax::SizeExpr::Kind::Neg;
+  e.lhs = std::make_shared<syntax::SizeExpr>(std::move(x));
+  return e;
+}
+
 std::string faulty_runner_toml(std::string_view fault, double timeout) {
   const std::string f(fault);
   return "name = \"faulty-" + f + "\"\ncommand = \"" + std::string(SIMT_BINARY_DIR) +

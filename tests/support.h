@@ -60,6 +60,7 @@ void expect_syntax_error(std::string_view src, uint32_t line, uint32_t col,
 syntax::SizeExpr num(int64_t n);
 syntax::SizeExpr sym(std::string s);
 syntax::SizeExpr bin(syntax::SizeExpr::Kind k, syntax::SizeExpr l, syntax::SizeExpr r);
+syntax::SizeExpr neg(syntax::SizeExpr x);  // unary minus
 
 // A runner description (TOML, runner.process.toml) of the test-only faulty
 // implementation with one named fault ("none": the reference behind the

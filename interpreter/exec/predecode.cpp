@@ -37,6 +37,10 @@ bool eval_size(const syntax::SizeExpr& e, const LaunchConfig& c, int64_t& out, i
       else
         return false;
       return true;
+    case K::Neg:
+      if (!e.lhs || !eval_size(*e.lhs, c, out, depth + 1)) return false;
+      out = -out;
+      return true;
     default:
       break;
   }

@@ -9,6 +9,8 @@ bool SizeExpr::operator==(const SizeExpr& o) const {
       return num == o.num;
     case Kind::Sym:
       return sym == o.sym;
+    case Kind::Neg:
+      return lhs && o.lhs && *lhs == *o.lhs;
     default:
       if (!lhs || !rhs || !o.lhs || !o.rhs) return false;
       return *lhs == *o.lhs && *rhs == *o.rhs;

@@ -20,7 +20,13 @@ struct Value {
   RegFile file = RegFile::None;
   uint32_t index = 0;  // register number or isa::Special
   int64_t imm = 0;     // for Imm; kept as written (may be negative)
-  bool operator==(const Value&) const = default;
+  // For Imm: the number as the program text spells it, sign included ("0x2A",
+  // "-1"), printed back as it is (exec.trace.format); empty when a tool built the
+  // value, which then prints in decimal. Not part of equality.
+  std::string text;
+  bool operator==(const Value& o) const {
+    return file == o.file && index == o.index && imm == o.imm;
+  }
   bool is_reg() const { return file == RegFile::V || file == RegFile::S; }
 };
 
@@ -31,7 +37,10 @@ struct Operand {
   Value value;          // Value: the operand; Pred: P or PTrue; Mem: the base (None if absent)
   bool negate = false;  // Pred only
   int64_t offset = 0;   // Mem only: byte offset added to the base
-  std::string name;     // Mem: address space (buffer name or `slm`); Label: label name
+  // Mem only: the offset as the program text spells it ("+0x10", "-4" after a base;
+  // "16", "-4" alone); empty if absent or built by a tool. Not part of equality.
+  std::string offset_text;
+  std::string name;  // Mem: address space (buffer name or `slm`); Label: label name
   Span span;
   bool operator==(const Operand& o) const {
     return type == o.type && value == o.value && negate == o.negate && offset == o.offset &&
@@ -64,12 +73,12 @@ struct Stmt {
 };
 
 // Size expressions in buffer declarations (syntax.buffer.size): integers, the launch
-// symbols wave, simd, warps, workgroups, threads, and + - * with parentheses.
+// symbols wave, simd, warps, workgroups, threads, + - * with parentheses, and unary -.
 struct SizeExpr {
-  enum class Kind : uint8_t { Num, Sym, Add, Sub, Mul } kind = Kind::Num;
+  enum class Kind : uint8_t { Num, Sym, Add, Sub, Mul, Neg } kind = Kind::Num;
   int64_t num = 0;
   std::string sym;
-  std::shared_ptr<SizeExpr> lhs, rhs;
+  std::shared_ptr<SizeExpr> lhs, rhs;  // Neg: lhs only
   bool operator==(const SizeExpr& o) const;
 };
 

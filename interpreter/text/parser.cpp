@@ -254,8 +254,11 @@ class Parser {
     if (v < lo || v > hi)
       fail(first, "number " + std::to_string(v) + " out of range [" + std::to_string(lo) + ", " +
                       std::to_string(hi) + "]");
+    spelling_ = (neg ? "-" : "") + std::string(t.text);
     return v;
   }
+  // The spelling of the number the last immediate() read, sign included.
+  std::string spelling_;
 
   static constexpr int64_t kImmLo = std::numeric_limits<int32_t>::min();
   static constexpr int64_t kImmHi = std::numeric_limits<uint32_t>::max();
@@ -303,8 +306,13 @@ class Parser {
         Value v;
         if (t.kind == Tok::Number || t.kind == Tok::Minus) {
           if (kind == K::VSrc) need("a v register");
+          if (kind == K::Lane && t.kind == Tok::Minus)  // syntax.operand.kinds (L)
+            fail(t,
+                 "a lane index is a number from 0 to 4294967295 or an s register; it takes "
+                 "no '-'");
           v.file = RegFile::Imm;
           v.imm = immediate(kind == K::Lane ? 0 : kImmLo, kImmHi);
+          v.text = spelling_;
         } else if (t.kind == Tok::Special) {
           if (kind != K::Src) need(kind == K::VSrc ? "a v register" : "a number or s register");
           v = special_token(cur_.next());
@@ -376,6 +384,7 @@ class Parser {
     Value base;
     if (t.kind == Tok::Number || t.kind == Tok::Minus) {
       o.offset = immediate(kImmLo, kImmHi);
+      o.offset_text = spelling_;
     } else if (t.kind == Tok::Special) {
       base = special_token(cur_.next());
     } else if (reg_token(t, base) && base.is_reg()) {
@@ -390,6 +399,7 @@ class Parser {
       if (nt.kind != Tok::Number) fail(nt, "expected a number offset, found " + describe(nt));
       int64_t off = immediate(0, kImmHi);
       o.offset = minus ? -off : off;
+      o.offset_text = (minus ? "-" : "+") + spelling_;
     }
     if (!cur_.at(Tok::RBrack)) fail(cur_.peek(), "expected ']', found " + describe(cur_.peek()));
     o.span = join(o.span, cur_.next());
@@ -534,7 +544,7 @@ class Parser {
   }
 
   // size := term (('+'|'-') term)* ; term := factor ('*' factor)* ;
-  // factor := number | symbol | '(' size ')'
+  // factor := '-' factor | number | symbol | '(' size ')'
   syntax::SizeExpr size_expr() {
     if (++depth_ > 64) fail(cur_.peek(), "size expression nested too deeply");
     syntax::SizeExpr lhs = size_term();
@@ -564,7 +574,13 @@ class Parser {
   syntax::SizeExpr size_factor() {
     const Token& t = cur_.peek();
     syntax::SizeExpr e;
-    if (t.kind == Tok::Number) {
+    if (t.kind == Tok::Minus) {  // syntax.buffer.size: unary minus
+      cur_.next();
+      if (++depth_ > 64) fail(t, "size expression nested too deeply");
+      e.kind = syntax::SizeExpr::Kind::Neg;
+      e.lhs = std::make_shared<syntax::SizeExpr>(size_factor());
+      --depth_;
+    } else if (t.kind == Tok::Number) {
       e.kind = syntax::SizeExpr::Kind::Num;
       e.num = static_cast<int64_t>(unsigned_arg(std::numeric_limits<uint32_t>::max()));
     } else if (t.kind == Tok::Ident && (t.text == "wave" || t.text == "simd" || t.text == "warps" ||
@@ -578,8 +594,10 @@ class Parser {
       if (!cur_.at(Tok::RParen)) fail(cur_.peek(), "expected ')', found " + describe(cur_.peek()));
       cur_.next();
     } else {
-      fail(t, "expected a count: a number, wave, simd, warps, workgroups, threads or '(', found " +
-                  describe(t));
+      fail(t,
+           "expected a count: a number, wave, simd, warps, workgroups, threads, '-' or '(', "
+           "found " +
+               describe(t));
     }
     return e;
   }

@@ -23,7 +23,7 @@ std::string print_value(const syntax::Value& v) {
     case RegFile::Special:
       return "%" + std::string(isa::special_info(static_cast<isa::Special>(v.index)).name);
     case RegFile::Imm:
-      return std::to_string(v.imm);
+      return v.text.empty() ? std::to_string(v.imm) : v.text;
     case RegFile::None:
       return "";
   }
@@ -40,7 +40,9 @@ std::string print_operand(const syntax::Operand& o) {
       return o.name;
     case OperandType::Mem: {
       std::string s = o.name + "[";
-      if (o.value.file == RegFile::None) {
+      if (!o.offset_text.empty()) {
+        s += print_value(o.value) + o.offset_text;
+      } else if (o.value.file == RegFile::None) {
         s += std::to_string(o.offset);
       } else {
         s += print_value(o.value);
@@ -94,8 +96,10 @@ int prec(const syntax::SizeExpr& e) {
       return 1;
     case syntax::SizeExpr::Kind::Mul:
       return 2;
-    default:
+    case syntax::SizeExpr::Kind::Neg:
       return 3;
+    default:
+      return 4;
   }
 }
 }  // namespace
@@ -107,6 +111,11 @@ std::string print_size(const syntax::SizeExpr& e) {
       return std::to_string(e.num);
     case K::Sym:
       return e.sym;
+    case K::Neg: {
+      if (!e.lhs) return "0";
+      std::string x = print_size(*e.lhs);
+      return prec(*e.lhs) < prec(e) ? "-(" + x + ")" : "-" + x;
+    }
     default:
       break;
   }

@@ -117,6 +117,14 @@ Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout
                       field_diff("event.space", f.text, o.event->space));
         continue;
       }
+      if (f.key == "lane" && f.text == "none") {
+        if (o.event->lane >= 0)
+          return fail(v,
+                      "event lane is " + std::to_string(o.event->lane) +
+                          ", expected none (the event has no lane)",
+                      field_diff("event.lane", "none", o.event->lane));
+        continue;
+      }
       int64_t want = 0;
       if (f.value) {
         want = *f.value;
@@ -126,6 +134,9 @@ Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout
           return fail(v, "expect.event." + f.key + ": " + *e, json::Value());
         want = std::get<int64_t>(r);
       }
+      if (f.key == "lane" && o.event->lane < 0)
+        return fail(v, "event has no lane, expected lane " + std::to_string(want),
+                    field_diff("event.lane", want, "none"));
       int64_t got = f.key == "warp"   ? o.event->warp
                     : f.key == "pc"   ? o.event->pc
                     : f.key == "lane" ? o.event->lane
@@ -206,11 +217,30 @@ Verdict compare_with_reference(const RunResult& ref, const RunResult& a, const L
                 field_diff("status", r.status, o.status));
   ++v.checks;
   if (r.event != o.event) {
-    auto ev = [](const std::optional<model::Event>& e) {
-      return e ? model::to_json(*e) : json::Value();
-    };
-    return fail(v, "event differs from the reference's",
-                field_diff("event", ev(r.event), ev(o.event)));
+    // runner.firstdiff: name the first event field that differs, with both values.
+    if (!r.event || !o.event) {
+      auto ev = [](const std::optional<model::Event>& e) {
+        return e ? model::to_json(*e) : json::Value();
+      };
+      return fail(v,
+                  std::string("the implementation's outcome ") +
+                      (o.event ? "has an event" : "has no event") + ", the reference's " +
+                      (r.event ? "has one" : "has none"),
+                  field_diff("event", ev(r.event), ev(o.event)));
+    }
+    const json::Value want = model::to_json(*r.event), got = model::to_json(*o.event);
+    for (const char* k : {"name", "warp", "pc", "lane", "space", "addr"}) {
+      const json::Value* a = want.find(k);
+      const json::Value* b = got.find(k);
+      const json::Value wa = a ? *a : json::Value(), gb = b ? *b : json::Value();
+      if (json::dump(wa) == json::dump(gb)) continue;
+      auto show = [](const json::Value& x) {
+        return x.is_null() ? std::string("none") : json::dump(x);
+      };
+      return fail(
+          v, std::string("event ") + k + " is " + show(gb) + ", the reference's is " + show(wa),
+          field_diff(std::string("event.") + k, wa, gb));
+    }
   }
   for (const auto& rb : r.buffers) {
     const model::Buffer* b = find_buffer(o, rb.name);

@@ -314,6 +314,8 @@ class HeaderReader {
             EventField f{k, std::nullopt, std::nullopt, ""};
             if (v.is_integer())
               f.value = v.as_integer();
+            else if (k == "lane" && v.is_string() && v.as_string().str == "none")
+              f.text = "none";  // format.expect.event: the event has no lane
             else if (v.is_string())
               f.expr = expr_of(v, "expect.event." + k);
             else

@@ -38,7 +38,7 @@ struct EventField {
   std::string key;
   std::optional<int64_t> value;
   std::optional<Expr> expr;
-  std::string text;  // for `space`
+  std::string text;  // for `space`; for `lane`, "none" when the event must carry no lane
 };
 
 struct Expectation {
