@@ -102,7 +102,9 @@ RunResult run_reference(const RunRequest& req) {
     r.kind = RunResult::Kind::Rejected;
     const auto& first = loaded.diags.first();
     r.message = syntax::format_diag("program", first);
-    r.line = first.span.line == 0 ? 1 : first.span.line;
+    // runner.protocol.response: the line of the first error; none when the error
+    // comes from a setting outside the program (the request's configuration).
+    if (first.span.line > 0) r.line = first.span.line;
     return r;
   }
   return run_loaded(loaded.loaded->program, req.trace);

@@ -130,6 +130,22 @@ TEST(StructNesting, EveryProblemIsReported) {
   EXPECT_EQ(ds[3].span.line, 4u);  // else not directly inside the if
 }
 
+// valid.struct.nesting: crossed blocks give an error at the endif (which closes
+// nothing) and one at the if left open (the endloop closes the loop); the if's is
+// the first.
+TEST(StructNesting, CrossedBlocksAreReportedAtTheEndifAndTheIf) {
+  auto r = test::load(lines(
+      {"    nop", "    if p0", "    loop", "    break", "    endif", "    endloop", "    exit"}));
+  ASSERT_FALSE(r.loaded.has_value());
+  auto ds = sorted(r.diags);
+  ASSERT_EQ(ds.size(), 2u) << show(r.diags);
+  EXPECT_EQ(ds[0].span.line, 2u);
+  EXPECT_NE(ds[0].message.find("'if' is never closed"), std::string::npos);
+  EXPECT_EQ(ds[1].span.line, 5u);
+  EXPECT_NE(ds[1].message.find("'endif' closes the 'loop' on line 3"), std::string::npos);
+  EXPECT_EQ(r.diags.first().span.line, 2u);
+}
+
 // ---- valid.struct.else -----------------------------------------------------------
 
 TEST(StructElse, ElseTwice) {
@@ -304,6 +320,55 @@ TEST(FlowJoin, JumpIntoTheMiddleOfAnIf) {
 
 TEST(FlowJoin, BackEdgeWithADifferentStack) {
   expect_invalid(lines({"top:", "    push p0", "    jmp top"}), 2, 5, "differs where paths join");
+}
+
+// valid.flow.join: the message names the entry kinds of both stacks.
+TEST(FlowJoin, MessageNamesTheEntryKinds) {
+  // The cbr sends (loop) to join at once; the fall-through path arrives later
+  // with (if) (valid.flow.order).
+  expect_invalid_among(lines({"    lpush",         // 1
+                              "    cbr p0, join",  // 2
+                              "    pop",           // 3
+                              "    push p1",       // 4
+                              "join:",             // 5
+                              "    nop",           // 6
+                              "    exit"}),        // 7
+                       6, 5, "one path arrives with 1 entry (loop), another with 1 entry (if)");
+  expect_invalid_among(
+      lines({"    push p0", "    lpush", "    cbr p1, j", "    pop", "j:", "    pop", "    exit"}),
+      6, 5, "one path arrives with 2 entries (if, loop), another with 1 entry (if)");
+  expect_invalid(lines({"top:", "    push p0", "    jmp top"}), 2, 5,
+                 "one path arrives with no entry, another with 1 entry (if)");
+}
+
+// valid.flow.order: breadth-first, fall-through before the branch target; the
+// first stack to reach an instruction is its stack and a later different one is
+// the error there.
+TEST(FlowOrder, TheFirstArrivalFixesTheStack) {
+  // pc 0 (cbr) queues pc 1 (push), then pc 3 (b) with no entry. pc 3 is a pop:
+  // with no entry, an error there; the push's path arrives at b later, with a
+  // different stack, which is also reported at b but is the same instruction.
+  expect_invalid(lines({"    cbr p0, b",  // 1
+                        "    push p1",    // 2
+                        "    jmp b",      // 3
+                        "b:",             // 4
+                        "    pop",        // 5
+                        "    exit"}),     // 6
+                 5, 5, "pop with no push open");
+  // Here the fall-through path reaches b first, with (if): the pop is fine on
+  // it; the cbr's branch arrives with no entry and the join is reported at b.
+  auto r = test::load(lines({"    cbr p0, b",  // 1
+                             "    push p1",    // 2
+                             "b:",             // 3
+                             "    pop",        // 4
+                             "    exit"}));    // 5
+  ASSERT_FALSE(r.loaded.has_value());
+  auto ds = sorted(r.diags);
+  ASSERT_EQ(ds.size(), 1u) << show(r.diags);
+  EXPECT_EQ(ds[0].span.line, 4u);
+  EXPECT_NE(ds[0].message.find("one path arrives with no entry, another with 1 entry (if)"),
+            std::string::npos)
+      << show(r.diags);
 }
 
 TEST(FlowJoin, SameStackOnBothPathsIsFine) {
@@ -564,6 +629,37 @@ TEST(ValidFormat, EveryErrorInOrderOfPosition) {
     EXPECT_GE(at, last) << text;
     last = at;
   }
+}
+
+// exec.pipeline: stages in order, each only if the earlier ones found nothing.
+TEST(Pipeline, StagesInOrder) {
+  // A launch-setting error hides an unclosed if on an earlier line.
+  auto a = test::load(lines({"    if p0", "    nop", ".wave 3", "    exit"}));
+  ASSERT_EQ(a.diags.size(), 1u) << show(a.diags);
+  EXPECT_EQ(a.diags.first().kind, DiagKind::Config);
+  EXPECT_EQ(a.diags.first().span.line, 3u);
+  // A buffer-size error (configuration) hides an undefined label on an earlier line.
+  auto b = test::load(lines({"    jmp nowhere", ".buffer x u32[wave - 64] out", "    exit"}));
+  ASSERT_EQ(b.diags.size(), 1u) << show(b.diags);
+  EXPECT_EQ(b.diags.first().kind, DiagKind::Config);
+  EXPECT_EQ(b.diags.first().span.line, 2u);
+  // Launch settings before buffers: a bad wave hides a bad buffer on an earlier line.
+  auto c = test::load(lines({".buffer x u32[-1] out", ".wave 3", "    exit"}));
+  ASSERT_EQ(c.diags.size(), 1u) << show(c.diags);
+  EXPECT_EQ(c.diags.first().span.line, 2u);
+  // Structure before validation: an unclosed if hides an undefined label before it.
+  auto d = test::load(lines({"    jmp nowhere", "    if p0", "    exit"}));
+  ASSERT_EQ(d.diags.size(), 1u) << show(d.diags);
+  EXPECT_EQ(d.diags.first().span.line, 2u);
+  // Within validation: an undefined label (line 4) hides a flow error (line 1).
+  auto e = test::load(lines({"    pop", "    exit", "x:", "    jmp nowhere"}));
+  ASSERT_EQ(e.diags.size(), 1u) << show(e.diags);
+  EXPECT_EQ(e.diags.first().span.line, 4u);
+  // state.launch.check: only the first failing limit, in the stated order: warps
+  // (line 1) is checked after wave (line 2), so line 2 is reported.
+  auto f = test::load(lines({".warps 0", ".wave 3", "    exit"}));
+  ASSERT_EQ(f.diags.size(), 1u) << show(f.diags);
+  EXPECT_EQ(f.diags.first().span.line, 2u);
 }
 
 }  // namespace

@@ -199,12 +199,14 @@ uint64_t fingerprint(const Program& p) {
 }  // namespace
 
 std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& cfg,
-                                 syntax::Diagnostics& d) {
+                                 std::vector<BufferLayout> buffers, syntax::Diagnostics& d) {
   Program prog;
   prog.config = cfg;
-  const size_t before = d.size();
-  prog.buffers = layout_buffers(ex, cfg, d);
-  if (d.size() != before) return std::nullopt;
+  prog.buffers = std::move(buffers);
+  if (prog.buffers.size() != ex.buffers.size()) {
+    d.add(DiagKind::Config, syntax::Span{}, "buffers were not laid out");
+    return std::nullopt;
+  }
   std::unordered_map<std::string, uint16_t> space;
   for (size_t i = 0; i < prog.buffers.size() && i < kSpaceSlm; ++i)
     space.emplace(prog.buffers[i].name, static_cast<uint16_t>(i));

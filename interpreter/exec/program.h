@@ -88,10 +88,11 @@ struct Program {
 std::vector<BufferLayout> layout_buffers(const syntax::Program& p, const LaunchConfig& cfg,
                                          syntax::Diagnostics& d);
 
-// Predecodes a validated, expanded program. Returns nothing (and adds diagnostics) if
-// anything the executor relies on does not hold.
+// Predecodes a validated, expanded program whose buffers layout_buffers has laid out
+// for `cfg` without errors. Returns nothing (and adds diagnostics) if anything the
+// executor relies on does not hold.
 std::optional<Program> predecode(const syntax::Program& expanded, const LaunchConfig& cfg,
-                                 syntax::Diagnostics& d);
+                                 std::vector<BufferLayout> buffers, syntax::Diagnostics& d);
 
 // Chooses the handler of one decoded instruction (dispatch.cpp; from the table).
 Handler select_handler(const Insn& in);

@@ -168,9 +168,12 @@ LoadResult load(std::string_view text, const LoadOptions& opt) {
     r.diags = std::move(parsed.diags);
     return r;
   }
+  // exec.pipeline: each stage runs only when the earlier ones found no error.
   Loaded L;
   L.ast = std::move(parsed.program);
-  L.config = resolve_config(L.ast.launch, opt, r.diags);
+  L.config = resolve_config(L.ast.launch, opt, r.diags);  // launch settings
+  if (!r.diags.empty()) return r;
+  auto buffers = exec::layout_buffers(L.ast, L.config, r.diags);  // buffer sizes and data
   if (!r.diags.empty()) return r;
   valid::check_structure(L.ast, r.diags);
   if (!r.diags.empty()) return r;
@@ -179,7 +182,7 @@ LoadResult load(std::string_view text, const LoadOptions& opt) {
   vo.flow = opt.validate_flow;
   valid::validate(L.expanded, L.config, r.diags, vo);
   if (!r.diags.empty()) return r;
-  auto prog = exec::predecode(L.expanded, L.config, r.diags);
+  auto prog = exec::predecode(L.expanded, L.config, std::move(buffers), r.diags);
   if (!prog) return r;
   L.program = std::make_shared<const exec::Program>(std::move(*prog));
   r.loaded = std::move(L);

@@ -159,6 +159,14 @@ class Validator {
   // entry of the current context: 'I' for push, 'L' for lpush.
   using AState = std::string;
 
+  // "no entry", "1 entry (if)", "2 entries (if, loop)": kinds from the bottom up.
+  static std::string describe(const AState& st) {
+    if (st.empty()) return "no entry";
+    std::string kinds;
+    for (char k : st) kinds += std::string(kinds.empty() ? "" : ", ") + (k == 'I' ? "if" : "loop");
+    return std::to_string(st.size()) + (st.size() == 1 ? " entry (" : " entries (") + kinds + ")";
+  }
+
   void flow_analysis() {
     if (size_ == 0) {
       err(Span{1, 1, 0}, "the program has no instructions");
@@ -198,9 +206,8 @@ class Validator {
         at[to] = st;
         work.push_back(to);
       } else if (*at[to] != st) {
-        report(to, "the mask stack differs where paths join: " + std::to_string(at[to]->size()) +
-                       " entr" + (at[to]->size() == 1 ? "y" : "ies") + " on one path, " +
-                       std::to_string(st.size()) + " on another");
+        report(to, "the mask stack differs where paths join: one path arrives with " +
+                       describe(*at[to]) + ", another with " + describe(st));
       }
     };
     const char* where = main ? "" : " in this function";
