@@ -566,8 +566,17 @@ std::string render_index(const Model& m) {
 
 struct ClauseUse {
   std::set<std::string> tests;                          // ids citing the clause
+  std::set<std::string> run_tests;                      // those whose program runs
   std::vector<std::map<std::string, size_t>> per_file;  // status counts
 };
+
+// A test covers its clauses by a run unless it expects the program to be rejected
+// (results.report): a rejection shows that validation refuses something, not that
+// the behaviour happens at run time.
+bool expects_rejection(const Value& rec) {
+  const Value* x = get_obj(&rec, "expected");
+  return x && get_str(*x, "status") == "rejected";
+}
 
 std::map<std::string, ClauseUse> clause_uses(const Model& m) {
   std::map<std::string, ClauseUse> uses;
@@ -577,6 +586,7 @@ std::map<std::string, ClauseUse> clause_uses(const Model& m) {
         ClauseUse& u = uses[c];
         u.per_file.resize(m.sources.size());
         u.tests.insert(e.id);
+        if (!expects_rejection(*e.rec)) u.run_tests.insert(e.id);
         ++u.per_file[fi][e.status];
       }
   return uses;
@@ -590,7 +600,10 @@ void coverage_tests_cell(Html& h, const Model& m, const ClauseUse* use) {
       if (!first) h << " ";
       first = false;
       auto it = m.first_page_of_test.find(id);
-      h << "<a href=\"" << it->second->page << "\">" << E(id) << "</a>";
+      const bool run = use->run_tests.count(id) > 0;
+      h << "<a href=\"" << it->second->page << "\"" << (run ? "" : " class=\"rejection\"")
+        << (run ? "" : " title=\"expects the program to be rejected\"") << ">" << E(id)
+        << (run ? "" : " (rejected)") << "</a>";
     }
   }
   h << "</td>";
@@ -607,20 +620,24 @@ void coverage_counts_cells(Html& h, const Model& m, const ClauseUse* use) {
   }
 }
 
-// A clause of the spec: cited by a test, a tooling clause, or uncovered.
+// A clause of the spec: cited by a test whose program runs, cited only by tests that
+// expect a rejection, a tooling clause, or uncovered.
 std::string clause_state(const ClauseUse* use, const Clause& c) {
-  return use ? "covered" : is_tooling(c) ? "unit-tested" : "uncovered";
+  if (use) return use->run_tests.empty() ? "rejection" : "covered";
+  return is_tooling(c) ? "unit-tested" : "uncovered";
 }
 
 void coverage_summary(Html& h, const std::map<std::string, Clause>& clauses,
                       const std::map<std::string, ClauseUse>& uses) {
-  std::vector<std::string> uncovered;
+  std::vector<std::string> uncovered, rejection;
   size_t tooling = 0, covered = 0;
   for (const auto& [id, c] : clauses) {
     auto it = uses.find(id);
     std::string state = clause_state(it == uses.end() ? nullptr : &it->second, c);
     if (state == "covered")
       ++covered;
+    else if (state == "rejection")
+      rejection.push_back(id);
     else if (state == "unit-tested")
       ++tooling;
     else
@@ -629,7 +646,16 @@ void coverage_summary(Html& h, const std::map<std::string, Clause>& clauses,
   h << "<h1>Clause coverage</h1>\n<p class=\"uncovered-total\">Uncovered machine clauses: "
     << "<strong id=\"uncovered-count\" class=\"" << (uncovered.empty() ? "ok" : "bad") << "\">"
     << uncovered.size() << "</strong> of " << clauses.size() << " clauses (" << covered
-    << " cited by tests, " << tooling << " tooling clauses checked by unit tests).</p>\n";
+    << " covered by a run, <span id=\"rejection-count\">" << rejection.size()
+    << "</span> only by rejections, " << tooling
+    << " tooling clauses checked by unit tests).</p>\n";
+  if (!rejection.empty()) {
+    h << "<p class=\"rejection-list\">Covered only by tests that expect a rejection (the "
+         "program never runs, so a run-time behaviour they name is not certified): ";
+    for (const auto& id : rejection)
+      h << "<a class=\"rejection\" href=\"#" << E(clause_anchor(id)) << "\">" << E(id) << "</a> ";
+    h << "</p>\n";
+  }
   if (!uncovered.empty()) {
     h << "<p class=\"uncovered-list\">";
     for (const auto& id : uncovered)
@@ -660,7 +686,8 @@ void coverage_chapter(Html& h, const Model& m, const std::string& file,
     std::string state = clause_state(use, *c);
     h << "<tr id=\"" << E(clause_anchor(*id)) << "\" class=\"" << state << "\"><td class=\"cid\">"
       << E(*id) << "</td><td class=\"text\">" << E(c->text) << "</td><td class=\"state\">"
-      << (state == "covered"     ? "covered"
+      << (state == "covered"     ? "covered by a run"
+          : state == "rejection" ? "covered by a rejection only"
           : state == "uncovered" ? "<strong>UNCOVERED</strong>"
                                  : "checked by unit tests")
       << "</td>";
@@ -1224,6 +1251,8 @@ tr[hidden] { display: none; }
 .coverage td.text { max-width: 42em; }
 .coverage tr.uncovered td.state { color: var(--fail); }
 .coverage tr.unit-tested td.state { color: var(--muted); }
+.coverage tr.rejection td.state { color: var(--xfail); }
+.coverage td.tests a.rejection { font-style: italic; }
 .coverage tr.uncovered { background: var(--fail-bg); }
 .coverage td.counts span { display: inline-block; margin: 0 .2em .1em 0; }
 .coverage td.tests a { margin-right: .4em; }

@@ -15,6 +15,7 @@ json::Value request_json(const RunRequest& req, int64_t id) {
   v["program"] = req.program;
   v["config"] = req.config.to_json();
   v["trace"] = req.trace;
+  if (!req.validate) v["validate"] = false;
   return v;
 }
 
@@ -54,7 +55,14 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
     std::string err;
     if (!RunConfig::from_json(*cfg, r.req.config, err)) return err;
   }
-  if (const json::Value* t = v.find("trace"); t && t->is_bool()) r.req.trace = t->as_bool();
+  if (const json::Value* t = v.find("trace")) {
+    if (!t->is_bool()) return std::string("\"trace\" must be true or false");
+    r.req.trace = t->as_bool();
+  }
+  if (const json::Value* val = v.find("validate")) {
+    if (!val->is_bool()) return std::string("\"validate\" must be true or false");
+    r.req.validate = val->as_bool();
+  }
   return r;
 }
 

@@ -41,9 +41,16 @@ host::LoadOptions load_options(const RunConfig& c) {
   opt.cli.warps = c.warps;
   opt.cli.workgroups = c.workgroups;
   opt.cli.cores = c.cores;
-  if (auto p = exec::find_policy(c.policy)) opt.cli.policy = *p;
+  opt.cli.slm = c.slm;
+  opt.cli.vregs = c.vregs;
+  opt.cli.sregs = c.sregs;
+  opt.cli.mask_depth = c.mask_depth;
+  opt.cli.call_depth = c.call_depth;
+  opt.cli.stack = c.stack;
+  if (c.policy) opt.cli.policy = exec::find_policy(*c.policy);
   opt.cli.seed = c.seed;
   opt.cli.max_steps = c.max_steps;
+  opt.cli.livelock_check = c.livelock_check;
   return opt;
 }
 
@@ -54,9 +61,16 @@ RunConfig run_config(const exec::LaunchConfig& c) {
   r.warps = c.warps;
   r.workgroups = c.workgroups;
   r.cores = c.cores;
+  r.slm = c.slm;
+  r.vregs = c.vregs;
+  r.sregs = c.sregs;
+  r.mask_depth = c.mask_depth;
+  r.call_depth = c.call_depth;
+  r.stack = c.stack;
   r.policy = std::string(exec::policy_name(c.policy));
   r.seed = c.seed;
   r.max_steps = c.max_steps;
+  r.livelock_check = c.livelock_check;
   return r;
 }
 
@@ -89,17 +103,17 @@ RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace) {
   return r;
 }
 
-RunResult run_reference(const RunRequest& req) {
-  if (!exec::find_policy(req.config.policy)) {
-    RunResult r;
-    r.kind = RunResult::Kind::Rejected;
-    r.message = "unknown policy '" + req.config.policy + "'";
+std::variant<std::shared_ptr<const exec::Program>, RunResult> load_request(const RunRequest& req) {
+  RunResult r;
+  r.kind = RunResult::Kind::Rejected;
+  if (req.config.policy && !exec::find_policy(*req.config.policy)) {
+    r.message = "unknown policy '" + *req.config.policy + "'";
     return r;
   }
-  auto loaded = host::load(req.program, load_options(req.config));
+  host::LoadOptions opt = load_options(req.config);
+  opt.validate_flow = req.validate;
+  auto loaded = host::load(req.program, opt);
   if (!loaded.loaded) {
-    RunResult r;
-    r.kind = RunResult::Kind::Rejected;
     const auto& first = loaded.diags.first();
     r.message = syntax::format_diag("program", first);
     // runner.protocol.response: the line of the first error; none when the error
@@ -107,7 +121,13 @@ RunResult run_reference(const RunRequest& req) {
     if (first.span.line > 0) r.line = first.span.line;
     return r;
   }
-  return run_loaded(loaded.loaded->program, req.trace);
+  return loaded.loaded->program;
+}
+
+RunResult run_reference(const RunRequest& req) {
+  auto loaded = load_request(req);
+  if (auto* rejected = std::get_if<RunResult>(&loaded)) return std::move(*rejected);
+  return run_loaded(std::get<0>(std::move(loaded)), req.trace);
 }
 
 namespace {
@@ -123,7 +143,7 @@ class ReferenceRunner final : public Runner {
     for (exec::Policy p : exec::kAllPolicies) caps_.policies.emplace(exec::policy_name(p));
     caps_.features = {"alu", "mem", "xlane", "bar", "branch"};
     caps_.all_instructions = true;
-    caps_.extras = {"validate", "livelock", "trace"};
+    caps_.extras = {"validate", "livelock", "trace", "no_validate"};
   }
   std::string name() const override { return "reference"; }
   std::string version() const override { return SIMT_VERSION; }

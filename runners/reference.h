@@ -1,6 +1,9 @@
 // The reference runner: the interpreter in process (spec/runner.md).
 #pragma once
 
+#include <memory>
+#include <variant>
+
 #include "exec/machine.h"
 #include "host/host.h"
 #include "model.h"
@@ -19,7 +22,10 @@ RunConfig run_config(const exec::LaunchConfig& c);
 // Runs a request on an already loaded program (used by the reference runner,
 // `simtspec serve` and the faulty test implementation).
 RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace);
-// The reference's answer to a request: load, then run_loaded.
+// Loads a request's program as the reference does (its configuration overriding the
+// directives, validation as it asks): the program, or the rejection to answer.
+std::variant<std::shared_ptr<const exec::Program>, RunResult> load_request(const RunRequest& req);
+// The reference's answer to a request: load_request, then run_loaded.
 RunResult run_reference(const RunRequest& req);
 
 }  // namespace simt::runners

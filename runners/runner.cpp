@@ -61,20 +61,19 @@ json::Value Capabilities::to_json() const {
 }
 
 std::vector<std::string> RunConfig::needs() const {
-  return {"wave:" + std::to_string(wave), "simd:" + std::to_string(simd),
-          "warps:" + std::to_string(uint64_t{warps} * workgroups), "policy:" + policy};
+  return {"wave:" + std::to_string(wave.value_or(0)), "simd:" + std::to_string(simd.value_or(0)),
+          "warps:" + std::to_string(uint64_t{warps.value_or(0)} * workgroups.value_or(0)),
+          "policy:" + policy.value_or("")};
 }
 
 json::Value RunConfig::to_json() const {
-  json::Value v;
-  v["wave"] = wave;
-  v["simd"] = simd;
-  v["warps"] = warps;
-  v["workgroups"] = workgroups;
-  v["cores"] = cores;
-  v["policy"] = policy;
-  v["seed"] = seed;
-  v["max_steps"] = max_steps;
+  json::Value v = json::Object{};
+  for (const auto& f : kU32Settings)
+    if (const auto& x = this->*f.field) v[f.name] = *x;
+  if (policy) v["policy"] = *policy;
+  if (seed) v["seed"] = *seed;
+  if (max_steps) v["max_steps"] = *max_steps;
+  if (livelock_check) v["livelock_check"] = *livelock_check;
   return v;
 }
 
@@ -86,25 +85,26 @@ bool RunConfig::from_json(const json::Value& v, RunConfig& out, std::string& err
       out.policy = x.as_string();
       continue;
     }
-    if (!x.is_uint()) return err = "config." + k + " must be a non-negative integer", false;
-    uint64_t n = x.as_uint();
-    bool u32 = n <= 0xffffffffull;
-    if (k == "wave" && u32)
-      out.wave = static_cast<uint32_t>(n);
-    else if (k == "simd" && u32)
-      out.simd = static_cast<uint32_t>(n);
-    else if (k == "warps" && u32)
-      out.warps = static_cast<uint32_t>(n);
-    else if (k == "workgroups" && u32)
-      out.workgroups = static_cast<uint32_t>(n);
-    else if (k == "cores" && u32)
-      out.cores = static_cast<uint32_t>(n);
-    else if (k == "seed")
-      out.seed = n;
-    else if (k == "max_steps")
-      out.max_steps = n;
-    else
-      return err = "unknown or out-of-range config key '" + k + "'", false;
+    if (k == "livelock_check") {
+      if (!x.is_bool()) return err = "config.livelock_check must be true or false", false;
+      out.livelock_check = x.as_bool();
+      continue;
+    }
+    if (k == "seed" || k == "max_steps") {
+      if (!x.is_uint())
+        return err = "config." + k + " must be an integer from 0 to 2^64 - 1", false;
+      (k == "seed" ? out.seed : out.max_steps) = x.as_uint();
+      continue;
+    }
+    bool known = false;
+    for (const auto& f : kU32Settings) {
+      if (k != f.name) continue;
+      if (!x.is_uint() || x.as_uint() > 0xffffffffull)
+        return err = "config." + k + " must be an integer from 0 to 2^32 - 1", false;
+      out.*f.field = static_cast<uint32_t>(x.as_uint());
+      known = true;
+    }
+    if (!known) return err = "unknown config key '" + k + "'", false;
   }
   return true;
 }

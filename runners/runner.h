@@ -36,23 +36,56 @@ struct Capabilities {
   json::Value to_json() const;
 };
 
-// A complete launch configuration (runner.protocol.request `config`).
+// The launch settings of a protocol request (runner.protocol.request `config`):
+// every setting of state.launch may travel; an absent one means "the program's
+// directive, else the default". The policy is kept as written, so that an unknown
+// name reaches the implementation (which rejects it).
 struct RunConfig {
-  uint32_t wave = 32, simd = 32, warps = 1, workgroups = 1, cores = 1;
-  std::string policy = "round_robin";
-  uint64_t seed = 0;
-  uint64_t max_steps = 10'000'000;
+  std::optional<uint32_t> wave, simd, warps, workgroups, cores, slm, vregs, sregs, mask_depth,
+      call_depth, stack;
+  std::optional<std::string> policy;
+  std::optional<uint64_t> seed, max_steps;
+  std::optional<bool> livelock_check;
+
+  // The present settings, in the order of runner.protocol.request.
   json::Value to_json() const;
+  // Reads a request's `config`: known keys with values of their type and range;
+  // anything else is an error naming the key.
   static bool from_json(const json::Value& v, RunConfig& out, std::string& err);
   // What running in this configuration requires of a runner (format.requires):
-  // "wave:W", "simd:S", "warps:N" (all workgroups together) and "policy:P".
+  // "wave:W", "simd:S", "warps:N" (all workgroups together) and "policy:P", for a
+  // configuration whose wave, simd, warps, workgroups and policy are set.
   std::vector<std::string> needs() const;
+  bool operator==(const RunConfig&) const = default;
+};
+
+// The 32-bit settings of RunConfig with their protocol names, in protocol order
+// (the policy, seed, max_steps and livelock_check follow them).
+struct U32Setting {
+  const char* name;
+  std::optional<uint32_t> RunConfig::*field;
+};
+inline constexpr U32Setting kU32Settings[] = {
+    {"wave", &RunConfig::wave},
+    {"simd", &RunConfig::simd},
+    {"warps", &RunConfig::warps},
+    {"workgroups", &RunConfig::workgroups},
+    {"cores", &RunConfig::cores},
+    {"slm", &RunConfig::slm},
+    {"vregs", &RunConfig::vregs},
+    {"sregs", &RunConfig::sregs},
+    {"mask_depth", &RunConfig::mask_depth},
+    {"call_depth", &RunConfig::call_depth},
+    {"stack", &RunConfig::stack},
 };
 
 struct RunRequest {
   std::string program;  // program text (a test file is fine: its header is comments)
   RunConfig config;
   bool trace = false;
+  // runner.protocol.request `validate`: false runs without the flow checks
+  // (valid.flow), for implementations with the `no_validate` capability.
+  bool validate = true;
 };
 
 struct RunResult {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <set>
 
 #include "compare.h"
@@ -391,6 +392,98 @@ TEST(Harness, RunsOnTheReferenceAndMapsExpectedFailures) {
   fs::remove_all(dir);
 }
 
+// A runner that answers like the reference and keeps every request it gets.
+class RecordingRunner final : public runners::Runner {
+ public:
+  std::string name() const override { return "recording"; }
+  std::string version() const override { return "1"; }
+  const runners::Capabilities& capabilities() const override { return ref_->capabilities(); }
+  runners::RunResult run(const runners::RunRequest& req) override {
+    std::lock_guard<std::mutex> g(mu_);
+    requests.push_back(req);
+    return runners::run_reference(req);
+  }
+  std::vector<runners::RunRequest> requests;
+
+ private:
+  std::unique_ptr<runners::Runner> ref_ = runners::make_reference_runner();
+  std::mutex mu_;
+};
+
+// runner.protocol.request: the harness sends the settings the test configuration
+// sets (its matrix entry), max_steps when it caps the steps, and validate = false
+// for format.validate tests; the rest comes from the program's directives. The
+// results record's config is complete.
+TEST(Harness, RequestsCarryTheMatrixEntryOnly) {
+  fs::path dir = temp_dir("requests");
+  write(dir / "t.simt", R"(; simtspec-test 1
+; id = "demo.requests"
+; title = "t"
+; clauses = ["alu.add"]
+; features = ["alu", "mem"]
+; [matrix]
+; wave = [4]
+; policy = ["oldest_first"]
+; [expect]
+; status = "completed"
+; [expect.buffers.out]
+; values = [2, 2]
+.warps 2
+.slm 64
+.buffer out u32[2] out
+    mul s0, %warp, 4
+    st out[s0], %nwarps
+    exit
+)");
+  write(dir / "u.simt", R"(; simtspec-test 1
+; id = "demo.unvalidated"
+; title = "t"
+; clauses = ["branch.mask.underflow"]
+; features = ["branch"]
+; validate = false
+; [expect]
+; status = "trapped"
+; [expect.event]
+; name = "mask_underflow"
+.max_steps 99
+    pop
+    exit
+)");
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  RecordingRunner runner;
+  harness::Options o;
+  o.differential = false;
+  std::vector<json::Value> recs;
+  auto sum = harness::run(runner, suite, harness::select(suite, o), o,
+                          [&](const json::Value& r) { recs.push_back(r); });
+  EXPECT_EQ(sum.counts["pass"], 2u);
+  ASSERT_EQ(runner.requests.size(), 2u);
+  const auto& a = runner.requests[0].program.find("demo.requests") != std::string::npos
+                      ? runner.requests[0]
+                      : runner.requests[1];
+  const auto& b = &a == &runner.requests[0] ? runner.requests[1] : runner.requests[0];
+  runners::RunConfig want;
+  want.wave = 4;
+  want.policy = "oldest_first";
+  want.max_steps = o.max_steps;  // no .max_steps directive: the harness caps it
+  EXPECT_EQ(json::dump(a.config.to_json()), json::dump(want.to_json()));
+  EXPECT_TRUE(a.validate);
+  EXPECT_EQ(json::dump(b.config.to_json()), "{}");  // .max_steps 99 is the program's
+  EXPECT_FALSE(b.validate);
+  for (const auto& r : recs) {
+    const json::Value* cfg = r.find("config");
+    ASSERT_NE(cfg, nullptr);
+    for (const char* k : {"wave", "warps", "slm", "vregs", "stack", "max_steps", "livelock_check"})
+      EXPECT_NE(cfg->find(k), nullptr) << k;
+    if (r.find("id")->as_string() == "demo.requests") {
+      EXPECT_EQ(cfg->find("warps")->as_int(), 2);
+      EXPECT_EQ(cfg->find("slm")->as_int(), 64);
+    }
+  }
+  fs::remove_all(dir);
+}
+
 // runner.protocol.request, runner.protocol.response
 TEST(Protocol, RequestAndResponseRoundTrip) {
   runners::RunRequest req;
@@ -416,6 +509,104 @@ TEST(Protocol, RequestAndResponseRoundTrip) {
   EXPECT_EQ(okback.outcome.buffers[0].values, (std::vector<int64_t>{1, 2}));
   EXPECT_TRUE(std::holds_alternative<std::string>(runners::parse_request_line("{\"op\":\"run\"}")));
   EXPECT_TRUE(std::holds_alternative<std::string>(runners::parse_request_line("not json")));
+}
+
+// runner.protocol.request: every launch setting travels, with its type; a key the
+// request leaves out means the program's directive, else the default.
+TEST(Protocol, EveryLaunchSettingTravelsAndAbsentMeansDirective) {
+  runners::RunRequest req;
+  req.program =
+      ".warps 2\n.buffer out u32[2] out\n  mul s0, %warp, 4\n  st out[s0], %nwarps\n"
+      "  exit\n";
+  runners::RunConfig all;
+  uint32_t n = 1;
+  for (const auto& f : runners::kU32Settings) all.*f.field = n++;
+  all.policy = "oldest_first";
+  all.seed = 5;
+  all.max_steps = 77;
+  all.livelock_check = false;
+  req.config = all;
+  req.validate = false;
+  const std::string line = runners::request_line(req, 3);
+  for (const char* key :
+       {"\"wave\":1", "\"simd\":2", "\"slm\":6", "\"vregs\":7", "\"sregs\":8", "\"mask_depth\":9",
+        "\"call_depth\":10", "\"stack\":11", "\"livelock_check\":false", "\"validate\":false"})
+    EXPECT_NE(line.find(key), std::string::npos) << key << " missing from " << line;
+  auto parsed = runners::parse_request_line(line);
+  ASSERT_TRUE(std::holds_alternative<runners::ServerRequest>(parsed));
+  const auto& sr = std::get<runners::ServerRequest>(parsed);
+  EXPECT_TRUE(sr.req.config == all);
+  EXPECT_FALSE(sr.req.validate);
+
+  // No warps in the request: the program's `.warps 2` holds (both warps store 2).
+  runners::RunRequest bare;
+  bare.program = req.program;
+  bare.config.wave = 4;
+  auto r = runners::run_reference(bare);
+  ASSERT_EQ(r.kind, runners::RunResult::Kind::Outcome) << r.message;
+  EXPECT_EQ(r.outcome.buffers[0].values, (std::vector<int64_t>{2, 2}));
+  // warps in the request overrides the directive.
+  bare.config.warps = 1;
+  r = runners::run_reference(bare);
+  ASSERT_EQ(r.kind, runners::RunResult::Kind::Outcome) << r.message;
+  EXPECT_EQ(r.outcome.buffers[0].values, (std::vector<int64_t>{1, 0}));
+  // Settings that only directives could give before travel too: vregs 4 makes v5
+  // out of range (a rejection at its line); livelock_check false turns a livelock
+  // into step_limit.
+  runners::RunRequest regs;
+  regs.program = "  mov v5, 1\n  exit\n";
+  regs.config.vregs = 4;
+  auto rr = runners::run_reference(regs);
+  EXPECT_EQ(rr.kind, runners::RunResult::Kind::Rejected);
+  EXPECT_EQ(rr.line, 1u);
+  runners::RunRequest spin;
+  spin.program = "l: jmp l\n";
+  spin.config.max_steps = 50;
+  EXPECT_EQ(runners::run_reference(spin).outcome.status, "livelock");
+  spin.config.livelock_check = false;
+  EXPECT_EQ(runners::run_reference(spin).outcome.status, "step_limit");
+  // A configuration error that comes from the request has no line.
+  runners::RunRequest bad;
+  bad.program = "  exit\n";
+  bad.config.wave = 3;
+  auto br = runners::run_reference(bad);
+  EXPECT_EQ(br.kind, runners::RunResult::Kind::Rejected);
+  EXPECT_FALSE(br.line.has_value());
+  EXPECT_FALSE(runners::response_json(br, 1).find("line"));
+}
+
+// runner.protocol.request: wrong types and unknown keys are errors naming the key.
+TEST(Protocol, ConfigKeysAreTyped) {
+  auto err = [](const std::string& config) {
+    auto r = runners::parse_request_line(
+        R"({"protocol":"simtspec-runner/1","op":"run","id":1,"program":"exit\n","config":)" +
+        config + "}");
+    return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string();
+  };
+  EXPECT_EQ(err(R"({"livelock_check":true,"slm":16})"), "");
+  EXPECT_NE(err(R"({"livelock_check":1})").find("livelock_check must be true or false"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"slm":-1})").find("config.slm must be an integer"), std::string::npos);
+  EXPECT_NE(err(R"({"stack":4294967296})").find("config.stack"), std::string::npos);
+  EXPECT_NE(err(R"({"policy":3})").find("config.policy must be a string"), std::string::npos);
+  EXPECT_NE(err(R"({"frequency":3})").find("unknown config key 'frequency'"), std::string::npos);
+  auto bad_validate = runners::parse_request_line(
+      R"({"protocol":"simtspec-runner/1","op":"run","id":1,"program":"exit\n","validate":0})");
+  ASSERT_TRUE(std::holds_alternative<std::string>(bad_validate));
+}
+
+// runner.protocol.request `validate`: false skips the flow checks, so run-time
+// events of the branch unit are reached; true (the default) rejects the program.
+TEST(Protocol, ValidateFalseRunsWithoutTheFlowChecks) {
+  runners::RunRequest req;
+  req.program = "  pop\n  exit\n";
+  auto checked = runners::run_reference(req);
+  EXPECT_EQ(checked.kind, runners::RunResult::Kind::Rejected);
+  req.validate = false;
+  auto ran = runners::run_reference(req);
+  ASSERT_EQ(ran.kind, runners::RunResult::Kind::Outcome) << ran.message;
+  EXPECT_EQ(ran.outcome.status, "trapped");
+  EXPECT_EQ(ran.outcome.event->name, "mask_underflow");
 }
 
 // runner.protocol.request: seeds and step limits span 0 .. 2^64 - 1 ([state.launch]).

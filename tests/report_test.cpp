@@ -340,7 +340,7 @@ TEST_F(Report, CoverageMarksUncoveredMachineClausesOnly) {
   EXPECT_NE(rl.find("<span class=\"st st-pass\">3 pass</span>"), std::string::npos);  // reference
   EXPECT_NE(rl.find("<span class=\"st st-fail\">2 fail</span>"), std::string::npos);  // faulty
   // A tooling clause a test cites counts as covered.
-  EXPECT_NE(clause_row("syntax.print.roundtrip").find(">covered<"), std::string::npos);
+  EXPECT_NE(clause_row("syntax.print.roundtrip").find(">covered by a run<"), std::string::npos);
   // Grouped by chapter.
   EXPECT_NE(c.find("<h2 id=\"ch-crosslane.md\">crosslane.md</h2>"), std::string::npos);
   // Clauses cited by a test but absent from the spec are listed separately.
@@ -351,6 +351,43 @@ TEST_F(Report, CoverageMarksUncoveredMachineClausesOnly) {
   c = page("coverage.html");
   EXPECT_NE(c.find("Cited clauses not in the spec"), std::string::npos);
   EXPECT_NE(c.find("<tr id=\"c-bar.arrive\" class=\"unknown\">"), std::string::npos);
+}
+
+// results.report: a clause cited only by tests that expect a rejection is "covered
+// by a rejection only", listed as such, and its tests are marked; one test whose
+// program runs makes it "covered by a run".
+TEST_F(Report, CoverageTellsRunsFromRejections) {
+  ResultsFile f = load("tests/data/results_pass.jsonl");
+  auto add = [&](const std::string& id, const std::string& status, const std::string& clause) {
+    json::Value rec = f.records.at(0);
+    rec["id"] = id;
+    rec["config_key"] = "";
+    rec["clauses"] = json::Array{json::Value(clause)};
+    json::Value x;
+    x["status"] = status;
+    rec["expected"] = x;
+    f.records.push_back(rec);
+  };
+  add("valid.pop.rejected", "rejected", "alu.div.zero");
+  add("bar.rejected", "rejected", "bar.arrive");
+  add("bar.runs", "completed", "bar.arrive");
+  render({f});
+  std::string c = page("coverage.html");
+  auto clause_row = [&](const std::string& id) {
+    size_t at = c.find("<tr id=\"c-" + id + "\"");
+    return at == std::string::npos ? std::string() : c.substr(at, c.find("</tr>", at) - at);
+  };
+  std::string div = clause_row("alu.div.zero");
+  EXPECT_NE(div.find("class=\"rejection\""), std::string::npos) << div;
+  EXPECT_NE(div.find("covered by a rejection only"), std::string::npos) << div;
+  EXPECT_NE(div.find(">valid.pop.rejected (rejected)</a>"), std::string::npos) << div;
+  std::string bar = clause_row("bar.arrive");
+  EXPECT_NE(bar.find("covered by a run"), std::string::npos) << bar;
+  EXPECT_NE(bar.find(">bar.rejected (rejected)</a>"), std::string::npos) << bar;
+  EXPECT_NE(bar.find(">bar.runs</a>"), std::string::npos) << bar;
+  EXPECT_NE(c.find("<span id=\"rejection-count\">1</span> only by rejections"), std::string::npos);
+  EXPECT_NE(c.find("<a class=\"rejection\" href=\"#c-alu.div.zero\">alu.div.zero</a>"),
+            std::string::npos);
 }
 
 TEST_F(Report, AllCoveredReportsZero) {

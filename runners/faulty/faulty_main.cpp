@@ -205,9 +205,9 @@ int main(int argc, char** argv) {
       std::cout << "this is not JSON {" << std::endl;
       return simt::runners::RunResult{};
     }
-    auto loaded = host::load(req.program, simt::runners::load_options(req.config));
-    if (!loaded.loaded) return simt::runners::run_reference(req);  // rejected the same way
-    exec::Program p = *loaded.loaded->program;
+    auto loaded = simt::runners::load_request(req);
+    if (auto* rejected = std::get_if<simt::runners::RunResult>(&loaded)) return *rejected;
+    exec::Program p = *std::get<0>(loaded);
     patch(fault, p);
     return simt::runners::run_loaded(std::make_shared<const exec::Program>(std::move(p)),
                                      req.trace);

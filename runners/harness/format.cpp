@@ -40,6 +40,18 @@ host::Overrides Settings::overrides() const {
   return o;
 }
 
+runners::RunConfig Settings::request() const {
+  runners::RunConfig c;
+  c.wave = wave;
+  c.simd = simd;
+  c.warps = warps;
+  c.workgroups = workgroups;
+  c.cores = cores;
+  c.policy = policy;
+  c.seed = seed;
+  return c;
+}
+
 std::string Settings::key() const {
   std::string k;
   auto add = [&](const char* name, const std::string& v) {
@@ -108,9 +120,9 @@ class HeaderReader {
       : doc_(doc), off_(offset), t_(t), errs_(errs) {}
 
   void run() {
-    static const std::set<std::string> allowed = {"id",       "title",     "clauses",
-                                                  "features", "requires",  "matrix",
-                                                  "expect",   "generated", "origin"};
+    static const std::set<std::string> allowed = {"id",        "title",    "clauses", "features",
+                                                  "requires",  "validate", "matrix",  "expect",
+                                                  "generated", "origin"};
     for (const auto& [k, v] : doc_.as_table())
       if (!allowed.count(k)) err(v, "unknown key '" + k + "'");
     t_.id = str("id", true);
@@ -123,6 +135,13 @@ class HeaderReader {
     t_.required = strs("requires", false);
     for (const auto& f : t_.features)
       if (!known_features().count(f)) err(doc_.at("features"), "unknown feature tag '" + f + "'");
+    if (doc_.contains("validate")) {  // format.validate
+      const auto& v = doc_.at("validate");
+      if (!v.is_boolean())
+        err(v, "'validate' must be true or false");
+      else
+        t_.validate = v.as_boolean();
+    }
     if (doc_.contains("generated")) {
       const auto& g = doc_.at("generated");
       if (!g.is_boolean())

@@ -12,6 +12,7 @@
 #include "expr.h"
 #include "host/host.h"
 #include "json.h"
+#include "runner.h"
 
 namespace simt::harness {
 
@@ -25,6 +26,8 @@ struct Settings {
   // As command-line overrides of the program's directives (state.launch.sources);
   // an unknown policy name is left out (the caller reports it).
   host::Overrides overrides() const;
+  // The settings as a protocol request's config (the policy as written).
+  runners::RunConfig request() const;
 };
 
 struct BufferExpect {
@@ -55,6 +58,8 @@ struct TestFile {
   std::string source;  // the whole file
   // The program sets `.max_steps` itself (else the harness cap applies, format.matrix).
   bool sets_max_steps = false;
+  // format.validate: false runs the program without the flow checks.
+  bool validate = true;
   uint32_t header_lines = 0;
   std::string id, title;
   std::vector<std::string> clauses, features, required;

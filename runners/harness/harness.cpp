@@ -142,7 +142,8 @@ std::string shell_quote(const std::string& s) {
 
 // What the reference knows about a configuration before anything runs.
 struct Prepared {
-  runners::RunConfig config;
+  runners::RunConfig request;  // what the request carries: the matrix entry, the step cap
+  runners::RunConfig config;   // every setting, resolved (results.record `config`)
   Layout layout;
   std::vector<std::string> needs;  // format.requires
   bool loads = false;
@@ -155,6 +156,7 @@ Prepared prepare(const Case& c, const Options& o) {
   const Settings& s = c.settings;
   opt.cli = s.overrides();
   if (!t.sets_max_steps) opt.cli.max_steps = o.max_steps;
+  opt.validate_flow = t.validate;
   std::set<std::string> mnemonics;
   exec::LaunchConfig cfg;
   auto loaded = host::load(t.source, opt);
@@ -177,6 +179,10 @@ Prepared prepare(const Case& c, const Options& o) {
   }
   p.config = runners::run_config(cfg);
   if (s.policy) p.config.policy = *s.policy;  // an unknown name must reach the runner as written
+  // runner.protocol.request: the request sets what the test configuration sets;
+  // everything else is the program's directive or the default.
+  p.request = s.request();
+  if (!t.sets_max_steps) p.request.max_steps = o.max_steps;
   p.layout.wave = cfg.wave;
   p.layout.simd = cfg.simd_width();
   p.layout.warps = cfg.warps;
@@ -184,11 +190,12 @@ Prepared prepare(const Case& c, const Options& o) {
   p.layout.cores = cfg.cores;
   // A configuration outside the architecture's limits is something to reject, not
   // a capability to have: then only `validate` is needed (format.requires).
-  if (!exec::check(cfg) && exec::find_policy(p.config.policy)) p.needs = p.config.needs();
+  if (!exec::check(cfg) && exec::find_policy(*p.config.policy)) p.needs = p.config.needs();
   for (const auto& f : t.features) p.needs.push_back("feature:" + f);
   for (const auto& m : mnemonics) p.needs.push_back("instr:" + m);
   if (t.expect.status == "rejected") p.needs.push_back("validate");
   if (t.expect.status == "livelock") p.needs.push_back("livelock");
+  if (!t.validate) p.needs.push_back("no_validate");
   for (const auto& r : t.required) p.needs.push_back(r);
   return p;
 }
@@ -255,7 +262,8 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   }
   runners::RunRequest req;
   req.program = t.source;
-  req.config = p.config;
+  req.config = p.request;
+  req.validate = t.validate;
   RunResult actual = runner.run(req);
   if (!actual.stderr_text.empty()) rec["stderr"] = actual.stderr_text.substr(0, 16384);
   if (actual.kind == RunResult::Kind::Error) {

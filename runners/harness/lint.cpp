@@ -21,6 +21,7 @@ std::vector<LintIssue> lint(const Suite& suite, const std::map<std::string, Clau
     // The program must load in every configuration, unless it is meant to be rejected.
     for (const auto& s : t.configs) {
       host::LoadOptions opt;
+      opt.validate_flow = t.validate;  // format.validate
       opt.cli = s.overrides();
       if (s.policy && !opt.cli.policy) {
         out.push_back({t.path, 0, "unknown policy '" + *s.policy + "' in [matrix]"});
