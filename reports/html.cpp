@@ -239,9 +239,18 @@ struct Entry {
   std::string name() const { return key.empty() ? id : id + "[" + key + "]"; }
 };
 
+bool is_failing(std::string_view status) {
+  return status == "fail" || status == "error" || status == "xpass";
+}
+
 struct Row {
   std::string id, key;
   std::vector<const Entry*> cells;  // one per results file; nullptr: no record
+  bool failing() const {
+    for (const Entry* e : cells)
+      if (e && is_failing(e->status)) return true;
+    return false;
+  }
 };
 
 struct Source {
@@ -361,6 +370,9 @@ Model build_model(const std::vector<ResultsFile>& results) {
   }
   for (auto& [k, rs] : rows)
     for (auto& r : rs) m.rows.push_back(std::move(r));
+  // results.report: rows with a failing result (fail, error, xpass) in any column
+  // come first, each group in id and key order.
+  std::stable_partition(m.rows.begin(), m.rows.end(), [](const Row& r) { return r.failing(); });
   for (auto s : kStatuses) m.statuses.emplace_back(s);
   m.statuses.insert(m.statuses.end(), extra_statuses.begin(), extra_statuses.end());
   m.features.assign(features.begin(), features.end());
@@ -389,6 +401,37 @@ void page_end(Html& h) {
 
 void status_badge(Html& h, std::string_view status) {
   h << "<span class=\"st " << status_class(status) << "\">" << E(status) << "</span>";
+}
+
+// ---------------------------------------------------------------------------
+// Clauses and the records citing them (index.html and coverage.html).
+
+struct ClauseUse {
+  std::set<std::string> tests;                          // ids citing the clause
+  std::set<std::string> run_tests;                      // those whose program runs
+  std::vector<std::map<std::string, size_t>> per_file;  // status counts
+};
+
+// A test covers its clauses by a run unless it expects the program to be rejected
+// (results.report): a rejection shows that validation refuses something, not that
+// the behaviour happens at run time.
+bool expects_rejection(const Value& rec) {
+  const Value* x = get_obj(&rec, "expected");
+  return x && get_str(*x, "status") == "rejected";
+}
+
+std::map<std::string, ClauseUse> clause_uses(const Model& m) {
+  std::map<std::string, ClauseUse> uses;
+  for (size_t fi = 0; fi < m.sources.size(); ++fi)
+    for (const Entry& e : m.sources[fi].entries)
+      for (const auto& c : get_strings(*e.rec, "clauses")) {
+        ClauseUse& u = uses[c];
+        u.per_file.resize(m.sources.size());
+        u.tests.insert(e.id);
+        if (!expects_rejection(*e.rec)) u.run_tests.insert(e.id);
+        ++u.per_file[fi][e.status];
+      }
+  return uses;
 }
 
 // ---------------------------------------------------------------------------
@@ -502,6 +545,55 @@ void index_matrix(Html& h, const Model& m) {
   h << "</tbody>\n</table>\n";
 }
 
+// Clauses x status: every clause the records cite, with its status counts per
+// results file; clauses with failing results first, most failures first. A fault
+// shows up here on the few clauses it breaks, where the feature matrix spreads it
+// over every tag of the failing tests.
+void index_clauses(Html& h, const Model& m) {
+  auto uses = clause_uses(m);
+  std::vector<std::pair<size_t, const std::string*>> order;
+  for (const auto& [id, u] : uses) {
+    size_t bad = 0;
+    for (const auto& per : u.per_file)
+      for (const auto& [st, n] : per)
+        if (is_failing(st)) bad += n;
+    order.push_back({bad, &id});
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  size_t failing = 0;
+  for (const auto& o : order) failing += o.first > 0;
+  h << "<h2 id=\"clauses\">Clauses &times; status</h2>\n<details class=\"clauses\""
+    << (failing ? " open" : "") << "><summary>" << uses.size() << " clauses cited, " << failing
+    << " with failing results</summary>\n<table class=\"matrix clauses\">\n<thead>\n";
+  if (m.sources.size() > 1) {
+    h << "<tr><th></th>";
+    for (const auto& src : m.sources)
+      h << "<th class=\"group\" colspan=\"" << m.statuses.size() << "\">" << E(src.label)
+        << "</th>";
+    h << "</tr>\n";
+  }
+  h << "<tr><th>clause</th>";
+  for (size_t fi = 0; fi < m.sources.size(); ++fi)
+    for (size_t si = 0; si < m.statuses.size(); ++si)
+      h << "<th" << (si == 0 && fi > 0 ? " class=\"group\"" : "") << ">" << E(m.statuses[si])
+        << "</th>";
+  h << "</tr>\n</thead>\n<tbody>\n";
+  for (const auto& [bad, id] : order) {
+    const ClauseUse& u = uses.at(*id);
+    h << "<tr" << (bad ? " class=\"failing\"" : "") << "><th><a href=\"coverage.html#"
+      << E(clause_anchor(*id)) << "\">" << E(*id) << "</a></th>";
+    for (size_t fi = 0; fi < m.sources.size(); ++fi)
+      for (size_t si = 0; si < m.statuses.size(); ++si) {
+        size_t n = count_of(u.per_file[fi], m.statuses[si]);
+        h << "<td class=\"n" << (n ? " " + status_class(m.statuses[si]) : std::string())
+          << (si == 0 && fi > 0 ? " group" : "") << "\">" << n << "</td>";
+      }
+    h << "</tr>\n";
+  }
+  h << "</tbody>\n</table>\n</details>\n";
+}
+
 void index_filter(Html& h, const Model& m) {
   h << "<form class=\"filter\" id=\"filter\" autocomplete=\"off\">\n"
     << "<label>Test id <input type=\"search\" id=\"filter-text\" placeholder=\"part of an id or "
@@ -524,7 +616,8 @@ void index_row(Html& h, const Row& r) {
   std::string statuses;
   for (const auto& t : tokens) statuses += (statuses.empty() ? "" : " ") + t;
   std::string name = r.key.empty() ? r.id : r.id + "[" + r.key + "]";
-  h << "<tr data-name=\"" << E(name) << "\" data-status=\"" << E(statuses) << "\"><td class=\"id\"";
+  h << "<tr data-name=\"" << E(name) << "\" data-status=\"" << E(statuses) << "\""
+    << (r.failing() ? " class=\"failing\"" : "") << "><td class=\"id\"";
   if (!title.empty()) h << " title=\"" << E(title) << "\"";
   h << ">" << E(r.id) << "</td><td class=\"key\">" << E(r.key) << "</td>";
   for (const Entry* e : r.cells) {
@@ -548,8 +641,10 @@ std::string render_index(const Model& m) {
   for (const auto& src : m.sources) index_summary(h, m, src);
   if (m.sources.empty()) h << "<p>No results files.</p>\n";
   h << "</div>\n";
+  index_clauses(h, m);
   index_matrix(h, m);
-  h << "<h2 id=\"configurations\">Test configurations</h2>\n";
+  h << "<h2 id=\"configurations\">Test configurations</h2>\n"
+    << "<p class=\"note\">Rows with a failing result (fail, error, xpass) come first.</p>\n";
   index_filter(h, m);
   h << "<table class=\"results\" id=\"results\">\n<thead><tr><th>test</th><th>configuration</th>";
   for (const auto& src : m.sources) h << "<th>" << E(src.label) << "</th>";
@@ -563,34 +658,6 @@ std::string render_index(const Model& m) {
 
 // ---------------------------------------------------------------------------
 // coverage.html
-
-struct ClauseUse {
-  std::set<std::string> tests;                          // ids citing the clause
-  std::set<std::string> run_tests;                      // those whose program runs
-  std::vector<std::map<std::string, size_t>> per_file;  // status counts
-};
-
-// A test covers its clauses by a run unless it expects the program to be rejected
-// (results.report): a rejection shows that validation refuses something, not that
-// the behaviour happens at run time.
-bool expects_rejection(const Value& rec) {
-  const Value* x = get_obj(&rec, "expected");
-  return x && get_str(*x, "status") == "rejected";
-}
-
-std::map<std::string, ClauseUse> clause_uses(const Model& m) {
-  std::map<std::string, ClauseUse> uses;
-  for (size_t fi = 0; fi < m.sources.size(); ++fi)
-    for (const Entry& e : m.sources[fi].entries)
-      for (const auto& c : get_strings(*e.rec, "clauses")) {
-        ClauseUse& u = uses[c];
-        u.per_file.resize(m.sources.size());
-        u.tests.insert(e.id);
-        if (!expects_rejection(*e.rec)) u.run_tests.insert(e.id);
-        ++u.per_file[fi][e.status];
-      }
-  return uses;
-}
 
 void coverage_tests_cell(Html& h, const Model& m, const ClauseUse* use) {
   h << "<td class=\"tests\">";
@@ -1242,6 +1309,9 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 span.st { padding: 0 .4em; border-radius: 3px; }
 td.st a { color: inherit; display: block; }
 .matrix .group { border-left: 3px solid var(--fg); }
+tr.failing td.id { font-weight: 600; }
+.matrix.clauses th a { font-weight: normal; }
+.matrix.clauses tr.failing th { background: var(--fail-bg); }
 .filter { display: flex; flex-wrap: wrap; gap: .4em 1em; align-items: center; margin: .5em 0; }
 .filter label.st { padding: .1em .5em; border-radius: 3px; }
 .filter input[type=search] { width: 22em; padding: .2em; }

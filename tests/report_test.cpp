@@ -162,14 +162,17 @@ TEST_F(Report, IndexHasOneRowPerRecordWithItsStatusClass) {
   EXPECT_NE(row("alu.add.wraps").find("class=\"st st-error\""), std::string::npos);
   EXPECT_NE(row("bar.arrive.all[wave=16]").find("class=\"st st-unsupported\""), std::string::npos);
   EXPECT_NE(row("alu.div.zero_lane_known").find("class=\"st st-xfail\""), std::string::npos);
-  // Sorted by id, then configuration key (numbers by value).
+  // results.report: rows with fail, error or xpass first; each group sorted by id,
+  // then configuration key (numbers by value).
   std::vector<std::string> order = {"alu.add.wraps",
                                     "alu.div.zero_lane",
+                                    "xlane.readlane.broadcast[wave=8,warps=2]",
+                                    "xlane.readlane.values",
                                     "alu.div.zero_lane_known",
                                     "bar.arrive.all[wave=16]",
-                                    "xlane.readlane.broadcast[wave=8,warps=1]",
-                                    "xlane.readlane.broadcast[wave=8,warps=2]",
-                                    "xlane.readlane.values"};
+                                    "xlane.readlane.broadcast[wave=8,warps=1]"};
+  EXPECT_NE(row("xlane.readlane.values").find("class=\"failing\""), std::string::npos);
+  EXPECT_EQ(row("alu.div.zero_lane_known").find("class=\"failing\""), std::string::npos);
   size_t last = 0;
   for (const auto& name : order) {
     size_t at = index.find("<tr data-name=\"" + name + "\"");
@@ -177,6 +180,37 @@ TEST_F(Report, IndexHasOneRowPerRecordWithItsStatusClass) {
     EXPECT_GT(at, last) << name;
     last = at;
   }
+}
+
+// results.report: the index's clause x status table lists every cited clause with
+// its counts per results file, clauses with failing results first (most first).
+TEST_F(Report, IndexClauseStatusView) {
+  render({load("tests/data/results_fail.jsonl")});
+  std::string index = page("index.html");
+  size_t table = index.find("<h2 id=\"clauses\">Clauses &times; status</h2>");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_LT(table, index.find("<h2 id=\"matrix\">"));
+  std::string t = index.substr(table, index.find("</details>", table) - table);
+  EXPECT_NE(t.find("<details class=\"clauses\" open>"), std::string::npos);
+  auto clause_row = [&](const std::string& id) {
+    size_t at = t.find("<a href=\"coverage.html#c-" + id + "\">" + id + "</a>");
+    if (at == std::string::npos) return std::string();
+    size_t start = t.rfind("<tr", at);
+    return t.substr(start, t.find("</tr>", at) - start);
+  };
+  // xlane.readlane: 2 fail and 1 pass among the records citing it.
+  std::string rl = clause_row("xlane.readlane");
+  ASSERT_FALSE(rl.empty()) << t;
+  EXPECT_NE(rl.find("class=\"failing\""), std::string::npos);
+  EXPECT_NE(rl.find("<td class=\"n st-pass\">1</td><td class=\"n st-fail\">2</td>"),
+            std::string::npos)
+      << rl;
+  // Failing clauses come before clauses without failures.
+  size_t worst = t.find("coverage.html#c-xlane.readlane\"");
+  size_t fine = t.find("coverage.html#c-bar.arrive\"");
+  ASSERT_NE(fine, std::string::npos);
+  EXPECT_LT(worst, fine);
+  EXPECT_EQ(clause_row("bar.arrive").find("failing"), std::string::npos);
 }
 
 TEST_F(Report, TotalsMatchTheRecords) {
