@@ -1204,11 +1204,21 @@ void trace_block(Html& h, std::string_view heading, std::string_view id,
   h << "</pre>\n</details>\n";
 }
 
+// "#13" of a trace line "#13 w0 pc=2 ...": its step; empty if it has none.
+std::string trace_step(const std::string& line) {
+  if (line.empty() || line[0] != '#') return "";
+  size_t end = line.find(' ');
+  return line.substr(0, end == std::string::npos ? line.size() : end);
+}
+
 void detail_traces(Html& h, const Detail& d) {
   auto ref = trace_lines(d.rec, "reference_trace");
   auto mine = trace_lines(d.rec, "trace");
-  if (ref.empty() && mine.empty()) return;
+  const std::string trace_error = get_str(d.rec, "trace_error");
+  if (ref.empty() && mine.empty() && trace_error.empty()) return;
   h << "<h2 id=\"trace\">Trace</h2>\n";
+  if (!trace_error.empty())
+    h << "<p class=\"warn trace-error\">No runner trace: " << E(trace_error) << "</p>\n";
   if (!ref.empty() && ref == mine) {
     trace_block(h, "trace (the reference's and the runner's are the same)", "trace-diff", ref,
                 std::string::npos);
@@ -1220,10 +1230,15 @@ void detail_traces(Html& h, const Detail& d) {
     while (at < ref.size() && at < mine.size() && ref[at] == mine[at]) ++at;
     if (at == ref.size() && at == mine.size())
       at = std::string::npos;  // same lines
-    else
+    else {
+      // Trace lines, not source lines: line N of each trace is its N-th step shown.
+      std::string step = trace_step(at < ref.size() ? ref[at] : mine[at]);
       h << "<p class=\"note\">The traces first differ at <a href=\"#"
-        << (at < mine.size() ? "trace-diff" : "ref-trace-diff") << "\">line " << at + 1
-        << "</a>.</p>\n";
+        << (at < mine.size() ? "trace-diff" : "ref-trace-diff") << "\">trace line " << at + 1
+        << "</a>";
+      if (!step.empty()) h << " (step " << E(step) << ")";
+      h << "; the source line of each step is at the end of its trace line.</p>\n";
+    }
   }
   if (!ref.empty()) trace_block(h, "reference trace", "ref-trace-diff", ref, at);
   if (!mine.empty()) trace_block(h, "runner trace", "trace-diff", mine, at);

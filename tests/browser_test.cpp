@@ -227,8 +227,10 @@ TEST_F(Browser, IndexFilterFromTheAddress) {
   expect_clean(l, "index.html#q=readlane&status=fail");
   // xlane.readlane.broadcast[wave=8,warps=2] and xlane.readlane.values fail on one runner.
   EXPECT_NE(l.dom.find("2 of 8 configurations shown"), std::string::npos) << l.dom;
-  EXPECT_NE(l.dom.find("<tr data-name=\"xlane.readlane.values\" data-status=\"pass fail\" class=\"failing\">"),
-            std::string::npos);
+  EXPECT_NE(
+      l.dom.find(
+          "<tr data-name=\"xlane.readlane.values\" data-status=\"pass fail\" class=\"failing\">"),
+      std::string::npos);
   EXPECT_NE(l.dom.find("<tr data-name=\"xlane.readlane.broadcast[wave=8,warps=1]\" "
                        "data-status=\"pass\" hidden=\"\">"),
             std::string::npos)

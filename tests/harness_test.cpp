@@ -727,6 +727,64 @@ TEST(ProcessRunner, DescriptionErrors) {
   EXPECT_EQ(s.caps.missing({"policy:random"}), std::optional<std::string>("policy:random"));
 }
 
+// A runner whose answers are wrong (so every configuration fails) and whose traced
+// re-run crashes, or answers without a trace.
+class BrokenTraceRunner final : public runners::Runner {
+ public:
+  explicit BrokenTraceRunner(bool crash) : crash_(crash) {}
+  std::string name() const override { return "broken-trace"; }
+  std::string version() const override { return "1"; }
+  const runners::Capabilities& capabilities() const override { return ref_->capabilities(); }
+  runners::RunResult run(const runners::RunRequest& req) override {
+    runners::RunResult r = runners::run_reference(req);
+    r.trace.clear();
+    if (req.trace && crash_) {
+      runners::RunResult e;
+      e.kind = runners::RunResult::Kind::Error;
+      e.message = "the implementation exited with signal 11 before answering";
+      e.stderr_text = "tracer: segmentation fault";
+      return e;
+    }
+    if (r.kind == runners::RunResult::Kind::Outcome && !r.outcome.buffers.empty())
+      r.outcome.buffers[0].values[0] += 1;
+    return r;
+  }
+
+ private:
+  bool crash_;
+  std::unique_ptr<runners::Runner> ref_ = runners::make_reference_runner();
+};
+
+// results.record `trace_error`: a failing configuration whose traced re-run fails
+// (or brings no trace) says so, with the error and standard error.
+TEST(Harness, FailedTraceRerunIsReported) {
+  fs::path dir = temp_dir("trace_error");
+  write(dir / "good.simt", kGood);
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  for (bool crash : {true, false}) {
+    BrokenTraceRunner runner(crash);
+    harness::Options o;
+    std::vector<json::Value> recs;
+    harness::run(runner, suite, harness::select(suite, o), o,
+                 [&](const json::Value& r) { recs.push_back(r); });
+    ASSERT_FALSE(recs.empty());
+    for (const auto& r : recs) {
+      EXPECT_EQ(r.find("status")->as_string(), "fail");
+      const json::Value* te = r.find("trace_error");
+      ASSERT_NE(te, nullptr) << json::dump(r);
+      if (crash) {
+        EXPECT_NE(te->as_string().find("signal 11"), std::string::npos);
+        EXPECT_NE(te->as_string().find("tracer: segmentation fault"), std::string::npos);
+      } else {
+        EXPECT_NE(te->as_string().find("answered without a trace"), std::string::npos);
+      }
+      EXPECT_FALSE(r.find("reference_trace")->as_array().empty());
+    }
+  }
+  fs::remove_all(dir);
+}
+
 // A whole run through a faulty process: failures carry the fault's first difference,
 // and configurations the runner cannot run are unsupported.
 TEST(Harness, FaultyRunnerFailsWithFirstDifference) {

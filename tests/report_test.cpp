@@ -309,6 +309,8 @@ TEST_F(Report, FailingBufferDetailHighlightsTheElementAndItsLane) {
   EXPECT_NE(d.find("<tr><th>status</th>"), std::string::npos);
   // Traces of the failing run, their first difference marked; the reproduce command.
   EXPECT_NE(d.find("<span class=\"diff\" id=\"trace-diff\">#5 w1 pc=1"), std::string::npos);
+  // Trace lines are named as such (not source lines), with their step.
+  EXPECT_NE(d.find(">trace line 6</a> (step #5); the source line of each step"), std::string::npos);
   EXPECT_NE(d.find("reference trace (6 lines)"), std::string::npos);
   EXPECT_NE(
       d.find("<code class=\"reproduce\">simtspec test suites/xlane/readlane.simt --runner f.toml"),
@@ -317,6 +319,22 @@ TEST_F(Report, FailingBufferDetailHighlightsTheElementAndItsLane) {
   EXPECT_NE(d.find("<a href=\"../coverage.html#c-xlane.readlane\">xlane.readlane</a>"),
             std::string::npos);
   EXPECT_NE(d.find("<link rel=\"stylesheet\" href=\"../style.css\">"), std::string::npos);
+}
+
+// results.record `trace_error`: the detail page says why the runner's trace is missing.
+TEST_F(Report, TraceErrorIsShown) {
+  ResultsFile f = load("tests/data/results_fail.jsonl");
+  for (auto& r : f.records)
+    if (r.find("id")->as_string() == "xlane.readlane.values") {
+      r["trace_error"] = "the re-run with trace = true failed: exited with signal 11";
+      if (r.find("trace")) r["trace"] = json::Array{};
+    }
+  render({f});
+  std::string d = detail_of("xlane.readlane.values");
+  EXPECT_NE(d.find("<p class=\"warn trace-error\">No runner trace: the re-run with trace = true "
+                   "failed: exited with signal 11</p>"),
+            std::string::npos)
+      << d;
 }
 
 TEST_F(Report, BufferWithExpectedValuesShowsEveryMismatch) {

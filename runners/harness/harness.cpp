@@ -292,10 +292,21 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
     for (const auto& l : ref_t.trace) tr.emplace_back(l);
     rec["reference_trace"] = tr;
     if (!runner.is_reference() && runner.capabilities().extras.count("trace")) {
+      // results.record `trace_error`: a traced re-run that fails, or answers without
+      // a trace, is reported, not silently dropped.
       RunResult mine = runner.run(traced);
       json::Array rt;
       for (const auto& l : mine.trace) rt.emplace_back(l);
       rec["trace"] = rt;
+      if (mine.kind == RunResult::Kind::Error) {
+        std::string e = "the re-run with trace = true failed: " + mine.message;
+        if (!mine.stderr_text.empty()) e += "\n" + mine.stderr_text.substr(0, 4096);
+        rec["trace_error"] = e;
+      } else if (mine.trace.empty()) {
+        rec["trace_error"] =
+            "the re-run with trace = true answered without a trace (the runner declares the "
+            "trace capability)";
+      }
     } else if (runner.is_reference()) {
       rec["trace"] = tr;
     }
