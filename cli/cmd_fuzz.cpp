@@ -31,8 +31,9 @@ struct FuzzArgs {
   CLI::Option* o_time = nullptr;
 };
 
-int run_fuzz(const FuzzArgs& a) {
+int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
   gen::FuzzOptions o;
+  o.simtspec = self_path(argv0);
   std::unique_ptr<runners::Runner> runner;
   if (a.runner != "reference") {
     auto opened = runners::open_runner(a.runner);
@@ -42,7 +43,7 @@ int run_fuzz(const FuzzArgs& a) {
     }
     runner = std::get<std::unique_ptr<runners::Runner>>(std::move(opened));
     o.runner = runner.get();
-    o.runner_arg = a.runner;
+    o.runner_arg = absolute_arg(a.runner);
   }
   if (a.invariant == "all") {
     for (const auto& i : gen::invariants())
@@ -134,7 +135,7 @@ CLI::Validator seconds(bool zero_ok) {
 
 }  // namespace
 
-void register_fuzz(CLI::App& app, int& exit_code) {
+void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   auto a = std::make_shared<FuzzArgs>();
   auto* cmd = app.add_subcommand("fuzz", "check generated programs against the invariant oracles");
   cmd->add_option(
@@ -157,7 +158,7 @@ void register_fuzz(CLI::App& app, int& exit_code) {
       ->check(seconds(true));
   cmd->add_flag("--print", a->print,
                 "print each generated program, as text simtspec run accepts, with its verdict");
-  cmd->callback([a, &exit_code] { exit_code = run_fuzz(*a); });
+  cmd->callback([a, &exit_code, argv0] { exit_code = run_fuzz(*a, argv0); });
 }
 
 }  // namespace simt::cli

@@ -94,8 +94,8 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   o.jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   o.differential = !a.no_differential;
   o.max_steps = a.max_steps;
-  o.runner_arg = a.runner;
-  o.simtspec = argv0;
+  o.runner_arg = absolute_arg(a.runner);
+  o.simtspec = self_path(argv0);
   if (!a.shard.empty()) {
     unsigned i = 0, n = 0;
     char slash = 0;

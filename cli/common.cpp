@@ -1,5 +1,7 @@
 #include "common.h"
 
+#include <filesystem>
+
 #include <iostream>
 
 #include "exec/config.h"
@@ -64,6 +66,21 @@ std::optional<host::Loaded> load_file(const std::string& path, const host::LoadO
   }
   if (text_out) *text_out = std::move(text);
   return std::move(r.loaded);
+}
+
+std::string self_path(const std::string& argv0) {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && !exe.empty()) return exe.string();
+  if (argv0.find('/') == std::string::npos) return argv0;  // found in PATH
+  return std::filesystem::absolute(argv0, ec).lexically_normal().string();
+}
+
+std::string absolute_arg(const std::string& arg) {
+  std::error_code ec;
+  if (arg.find('/') == std::string::npos && !std::filesystem::exists(arg, ec)) return arg;
+  auto p = std::filesystem::absolute(arg, ec);
+  return ec ? arg : p.lexically_normal().string();
 }
 
 }  // namespace simt::cli

@@ -42,6 +42,13 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0);
 void register_lint(CLI::App& app, int& exit_code);
 void register_report(CLI::App& app, int& exit_code);
 void register_serve(CLI::App& app, int& exit_code);
-void register_fuzz(CLI::App& app, int& exit_code);
+void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0);
+
+// results.record `reproduce`: commands that work from any directory. The running
+// program's absolute path (from /proc/self/exe, else argv[0] made absolute), and
+// an absolute form of a path argument (a name without '/' that is not a file, such
+// as `reference`, is kept).
+std::string self_path(const std::string& argv0);
+std::string absolute_arg(const std::string& arg);
 
 }  // namespace simt::cli

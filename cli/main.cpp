@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   simt::cli::register_lint(app, exit_code);
   simt::cli::register_report(app, exit_code);
   simt::cli::register_serve(app, exit_code);
-  simt::cli::register_fuzz(app, exit_code);
+  simt::cli::register_fuzz(app, exit_code, argc > 0 ? argv[0] : "simtspec");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -82,16 +82,18 @@ std::string first_line(const std::string& s) {
 
 }  // namespace
 
+std::string regression_file_name(const std::string& invariant, uint64_t seed) {
+  return invariant + "_seed" + std::to_string(seed) + ".simt";
+}
+
 std::string regression_test(const FuzzFailure& f, const Check& expected,
                             const std::string& runner_name) {
   const Invariant* inv = find_invariant(f.invariant);
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(f.seed));
   std::string text = print(f.shrunk);
   std::string h;
   auto kv = [&](const std::string& k, const std::string& v) { h += "; " + k + " = " + v + "\n"; };
   h += "; simtspec-test 1\n";
-  kv("id", toml_string("regress." + f.invariant + "." + hex));
+  kv("id", toml_string("regress." + f.invariant + ".seed" + std::to_string(f.seed)));
   kv("title", toml_string(f.invariant + " invariant, shrunk from generated program " +
                           std::to_string(f.seed) + ": " + first_line(f.message).substr(0, 120)));
   std::set<std::string> clauses(inv->clauses.begin(), inv->clauses.end()), features;
@@ -222,10 +224,8 @@ FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string
       if (!o.out_dir.empty() && final_check.expected) {
         std::error_code ec;
         fs::create_directories(o.out_dir, ec);
-        char name[64];
-        std::snprintf(name, sizeof name, "%s_%llx.simt", inv.name.c_str(),
-                      static_cast<unsigned long long>(seed));
-        fs::path file = fs::path(o.out_dir) / name;
+        // oracle.regress: named by the invariant and the program's seed, as in [origin].
+        fs::path file = fs::path(o.out_dir) / regression_file_name(inv.name, seed);
         std::ofstream(file) << regression_test(f, final_check, o.runner ? o.runner->name() : "");
         f.file = file.string();
       }
@@ -233,7 +233,7 @@ FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string
           std::to_string(f.shrink_attempts) + " attempts" +
           (f.shrink_out_of_time ? " (time budget used up; not minimal)" : "") + ": " +
           first_line(f.message) + (f.file.empty() ? "" : "\n  wrote " + f.file) +
-          "\n  reproduce: simtspec fuzz --invariant " + inv.name + " --seed " +
+          "\n  reproduce: " + o.simtspec + " fuzz --invariant " + inv.name + " --seed " +
           std::to_string(seed) + " --count 1" +
           (o.max_size != FuzzOptions{}.max_size ? " --max-size " + std::to_string(o.max_size)
                                                 : "") +

@@ -26,6 +26,7 @@ struct FuzzOptions {
   std::string out_dir;                // where shrunk failures are written ("" = nowhere)
   runners::Runner* runner = nullptr;  // for differential
   std::string runner_arg;             // how the user named the runner, for the reproduce line
+  std::string simtspec = "simtspec";  // how the reproduce line names the program
   bool print_programs = false;        // log each program's text and verdict (oracle.fuzz)
 };
 
@@ -74,6 +75,9 @@ Check check_one(const Invariant& inv, uint64_t seed, int max_size, runners::Runn
 FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string&)>& log);
 
 // The regression test for a failure, in the suite's format (oracle.regress).
+// oracle.regress: "<invariant>_seed<seed>.simt", the seed in decimal as in the
+// file's [origin] (and its id, "regress.<invariant>.seed<seed>").
+std::string regression_file_name(const std::string& invariant, uint64_t seed);
 std::string regression_test(const FuzzFailure& f, const Check& expected,
                             const std::string& runner_name);
 

@@ -373,6 +373,68 @@ TEST_F(Cli, FuzzThatChecksNothingFails) {
   EXPECT_NE(r.out.find("differential: checked nothing"), std::string::npos) << r.out;
 }
 
+// results.record `reproduce`: commands that work from any directory. A run started
+// with relative paths (test file, runner description) records absolute ones; the
+// command, run from /, reproduces the failure.
+TEST_F(Cli, ReproduceCommandsWorkFromAnyDirectory) {
+  const fs::path work = dir() / "repro";
+  fs::create_directories(work / "tests");
+  write_all(work / "tests" / "cmp.simt", R"(; simtspec-test 1
+; id = "demo.cmp"
+; title = "signed compare"
+; clauses = ["alu.cmp"]
+; features = ["alu", "mem"]
+; [matrix]
+; wave = [8]
+; [expect]
+; status = "completed"
+; [expect.buffers.out]
+; each = "lane < 4 ? 1 : 0"
+.buffer out u32[threads] out
+    shl v9, %lane, 2
+    sub v1, %lane, 4
+    cmp.lt p0, v1, 0
+    sel v2, p0, 1, 0
+    st out[v9], v2
+    exit
+)");
+  write_all(work / "cmp.toml", test::faulty_runner_toml("cmp-unsigned"));
+  auto sh = [&](const std::string& cmd) {
+    const fs::path out = dir() / "sh_out.txt";
+    int st = std::system(
+        ("timeout 60 sh -c " + quote(cmd) + " >" + quote(out.string()) + " 2>&1 </dev/null")
+            .c_str());
+    return std::make_pair(WIFEXITED(st) ? WEXITSTATUS(st) : -1, read_all(out));
+  };
+  for (const char* runner : {"cmp.toml", "reference"}) {
+    SCOPED_TRACE(runner);
+    auto [code, out] = sh("cd " + quote(work.string()) + " && " + quote(kBinary) +
+                          " test tests --runner " + runner + " --out rep --quiet");
+    const bool faulty = std::string(runner) != "reference";
+    EXPECT_EQ(code, faulty ? 1 : 0) << out;
+    std::string results = read_all(work / "rep" / "results.jsonl");
+    const std::string key = "\"reproduce\":\"";
+    size_t at = results.find(key);
+    ASSERT_NE(at, std::string::npos) << results;
+    std::string cmd =
+        results.substr(at + key.size(), results.find('"', at + key.size()) - at - key.size());
+    EXPECT_EQ(cmd.rfind("/", 0), 0u) << cmd;  // the program by its absolute path
+    EXPECT_NE(cmd.find((work / "tests" / "cmp.simt").string()), std::string::npos) << cmd;
+    if (faulty) {
+      EXPECT_NE(cmd.find("--runner " + (work / "cmp.toml").string()), std::string::npos);
+    }
+    auto [code2, out2] =
+        sh("cd / && " + cmd + (faulty ? " --out " + quote((dir() / "rep2").string()) : ""));
+    if (faulty) {
+      EXPECT_EQ(code2, 1) << cmd << "\n" << out2;
+      EXPECT_NE(out2.find("1 fail"), std::string::npos) << out2;
+    } else {
+      EXPECT_EQ(code2, 0) << cmd << "\n" << out2;
+      EXPECT_NE(out2.find("status: completed"), std::string::npos) << out2;
+    }
+  }
+}
+
 // The oracles can fail (oracle.invariant.differential, oracle.shrink,
 // oracle.regress, oracle.fuzz.seeds): `simtspec fuzz --invariant differential`
 // against each planted fault of the faulty implementation exits 1 within a
@@ -397,16 +459,30 @@ TEST_F(Cli, FuzzDifferentialFindsEveryPlantedFault) {
     const int instructions = std::atoi(r.out.c_str() + at + shrunk.size());
     EXPECT_GE(instructions, 1) << r.out;
     EXPECT_LE(instructions, 12) << r.out;
-    // The regression test it wrote.
-    size_t files = 0;
+    // The regression test it wrote, named by the seed of its [origin] (oracle.regress).
+    std::vector<fs::path> files;
     if (fs::exists(out))
-      for (const auto& e : fs::directory_iterator(out)) files += e.path().extension() == ".simt";
-    EXPECT_EQ(files, 1u) << r.out;
-    // The printed command reproduces the failure.
-    const std::string rep = "reproduce: simtspec ";
+      for (const auto& e : fs::directory_iterator(out))
+        if (e.path().extension() == ".simt") files.push_back(e.path());
+    ASSERT_EQ(files.size(), 1u) << r.out;
+    const std::string seed_key = "FAILED on program seed ";
+    const size_t sk = r.out.find(seed_key);
+    ASSERT_NE(sk, std::string::npos);
+    const std::string seed = r.out.substr(
+        sk + seed_key.size(), r.out.find(' ', sk + seed_key.size()) - sk - seed_key.size());
+    EXPECT_EQ(files[0].filename().string(), "differential_seed" + seed + ".simt");
+    EXPECT_NE(read_all(files[0]).find("; seed = " + seed + "\n"), std::string::npos);
+    // The printed command reproduces the failure from any directory: the program and
+    // the runner description are named by absolute paths.
+    const std::string rep = "reproduce: ";
     at = r.out.find(rep);
     ASSERT_NE(at, std::string::npos) << r.out;
     std::string again = r.out.substr(at + rep.size(), r.out.find('\n', at) - at - rep.size());
+    const std::string program = again.substr(0, again.find(' '));
+    EXPECT_TRUE(fs::path(program).is_absolute()) << again;
+    EXPECT_TRUE(fs::exists(program)) << again;
+    EXPECT_NE(again.find("--runner /"), std::string::npos) << again;
+    again = again.substr(again.find(' ') + 1);
     auto r2 = simtspec(again + " --out " + quote((out / "again").string()));
     EXPECT_EQ(r2.code, 1) << again << "\n" << r2.out << r2.err;
     EXPECT_NE(r2.out.find("differential: FAILED on program seed"), std::string::npos) << r2.out;

@@ -200,14 +200,19 @@ Prepared prepare(const Case& c, const Options& o) {
   return p;
 }
 
+// results.record `reproduce`: from any directory, so the test file is named by its
+// absolute path (the program and the runner description come absolute from the CLI).
 std::string reproduce(const Case& c, const Options& o, bool reference) {
   const Settings& s = c.settings;
+  std::error_code ec;
+  fs::path abs = fs::absolute(c.test->path, ec);
+  const std::string file = ec ? c.test->path : abs.lexically_normal().string();
   if (!reference) {
-    return shell_quote(o.simtspec) + " test " + shell_quote(c.test->path) + " --runner " +
+    return shell_quote(o.simtspec) + " test " + shell_quote(file) + " --runner " +
            shell_quote(o.runner_arg) + " --filter " +
            shell_quote(c.test->id + "@" + c.settings.key());
   }
-  std::string cmd = shell_quote(o.simtspec) + " run " + shell_quote(c.test->path);
+  std::string cmd = shell_quote(o.simtspec) + " run " + shell_quote(file);
   if (s.wave) cmd += " --wave " + std::to_string(*s.wave);
   if (s.simd) cmd += " --simd " + std::to_string(*s.simd);
   if (s.warps) cmd += " --warps " + std::to_string(*s.warps);
