@@ -25,74 +25,172 @@ namespace simt::runners {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Reading a runner description (runner.toml): every problem is reported as
+// `FILE:LINE: message` naming the key, with the line of the value, or of the table
+// a required key is missing from (no line for the file's top level).
+class SpecReader {
+ public:
+  explicit SpecReader(const std::string& file) : file_(file) {}
+
+  std::string at(const toml::value& v) const {
+    return file_ + ":" + std::to_string(v.location().line()) + ": ";
+  }
+  std::string top() const { return file_ + ": "; }
+
+  // The value of `key` in `table` (named `where` in messages), or a message.
+  const toml::value* find(const toml::value& table, const std::string& key) const {
+    return table.contains(key) ? &table.at(key) : nullptr;
+  }
+  std::optional<std::string> str(const toml::value& v, const std::string& what,
+                                 std::string& out) const {
+    if (!v.is_string()) return at(v) + what + " must be a string";
+    out = v.as_string().str;
+    return std::nullopt;
+  }
+  std::optional<std::string> strings(const toml::value& v, const std::string& what,
+                                     std::vector<std::string>& out) const {
+    if (!v.is_array()) return at(v) + what + " must be an array of strings";
+    for (const auto& x : v.as_array()) {
+      if (!x.is_string()) return at(x) + what + " must be an array of strings";
+      out.push_back(x.as_string().str);
+    }
+    return std::nullopt;
+  }
+  std::optional<std::string> integers(const toml::value& v, const std::string& what,
+                                      std::set<uint32_t>& out) const {
+    if (!v.is_array()) return at(v) + what + " must be an array of integers";
+    for (const auto& x : v.as_array()) {
+      if (!x.is_integer() || x.as_integer() < 1 || x.as_integer() > 4096)
+        return at(x) + what + " must be an array of integers from 1 to 4096";
+      out.insert(static_cast<uint32_t>(x.as_integer()));
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::string file_;
+};
+
+// runner.toml `command`: a path with '/' is relative to the description's folder; a
+// bare name is the file of that name next to the description if there is one, else
+// a program looked up in PATH.
+std::string resolve_command(const std::string& cmd, const std::string& file) {
+  const fs::path dir = fs::path(file).parent_path();
+  std::error_code ec;
+  if (cmd.find('/') != std::string::npos) {
+    if (fs::path(cmd).is_absolute()) return cmd;
+    return fs::absolute(dir / cmd, ec).lexically_normal().string();
+  }
+  const fs::path beside = dir / cmd;
+  if (!cmd.empty() && fs::is_regular_file(beside, ec))
+    return fs::absolute(beside, ec).lexically_normal().string();
+  return cmd;  // posix_spawnp searches PATH
+}
+
+}  // namespace
+
 std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& text,
                                                           const std::string& file) {
   ProcessSpec s;
   s.file = file;
+  SpecReader r(file);
+  toml::value doc;
   try {
     std::istringstream in(text);
-    const auto doc = toml::parse(in, file);
-    static const std::set<std::string> keys = {"name",       "version", "command", "args",
-                                               "persistent", "timeout", "xfail",   "capabilities"};
-    for (const auto& [k, v] : doc.as_table())
-      if (!keys.count(k)) return file + ": unknown key '" + k + "'";
-    auto str = [&](const char* k, bool req) -> std::optional<std::string> {
-      if (!doc.contains(k)) {
-        if (req) throw std::runtime_error(std::string("missing '") + k + "'");
-        return std::nullopt;
-      }
-      return toml::find<std::string>(doc, k);
-    };
-    s.name = *str("name", true);
-    s.version = str("version", false).value_or("");
-    std::string cmd = *str("command", true);
-    if (cmd.find('/') != std::string::npos && !fs::path(cmd).is_absolute())
-      cmd = (fs::path(file).parent_path() / cmd).lexically_normal().string();
-    s.command = cmd;
-    if (doc.contains("args")) s.args = toml::find<std::vector<std::string>>(doc, "args");
-    if (doc.contains("persistent")) s.persistent = toml::find<bool>(doc, "persistent");
-    if (doc.contains("timeout")) {
-      const auto& t = doc.at("timeout");
-      s.timeout = t.is_integer() ? static_cast<double>(t.as_integer()) : toml::get<double>(t);
-      if (!(s.timeout > 0 && s.timeout <= 3600))
-        return file + ": timeout must be in (0, 3600] seconds";
-    }
-    if (doc.contains("xfail")) s.xfail = toml::find<std::vector<std::string>>(doc, "xfail");
-    if (!doc.contains("capabilities")) return file + ": missing [capabilities]";
-    const auto& c = doc.at("capabilities");
-    static const std::set<std::string> ckeys = {"waves",    "simds",        "max_warps", "policies",
-                                                "features", "instructions", "extras"};
-    for (const auto& [k, v] : c.as_table())
-      if (!ckeys.count(k)) return file + ": unknown key 'capabilities." + k + "'";
-    for (auto w : toml::find<std::vector<int64_t>>(c, "waves"))
-      s.caps.waves.insert(static_cast<uint32_t>(w));
-    if (c.contains("simds"))
-      for (auto w : toml::find<std::vector<int64_t>>(c, "simds"))
-        s.caps.simds.insert(static_cast<uint32_t>(w));
-    else
-      s.caps.simds = s.caps.waves;
-    if (c.contains("max_warps"))
-      s.caps.max_warps = static_cast<uint32_t>(toml::find<int64_t>(c, "max_warps"));
-    if (c.contains("policies"))
-      for (auto& p : toml::find<std::vector<std::string>>(c, "policies")) s.caps.policies.insert(p);
-    else
-      s.caps.policies = {"round_robin"};
-    for (auto& f : toml::find<std::vector<std::string>>(c, "features")) s.caps.features.insert(f);
-    if (c.contains("instructions")) {
-      const auto& i = c.at("instructions");
-      if (i.is_string()) {
-        if (i.as_string().str != "all")
-          return file + ": capabilities.instructions must be \"all\" or an array";
-      } else {
-        s.caps.all_instructions = false;
-        for (auto& m : toml::get<std::vector<std::string>>(i)) s.caps.instructions.insert(m);
-      }
-    }
-    if (c.contains("extras"))
-      for (auto& x : toml::find<std::vector<std::string>>(c, "extras")) s.caps.extras.insert(x);
+    doc = toml::parse(in, file);
   } catch (const std::exception& e) {
-    std::string m = e.what();
-    return file + ": " + m.substr(0, m.find('\n'));
+    std::string m = e.what();  // toml11 names the file and line
+    return file + ": not a TOML document: " + m.substr(0, m.find('\n')) +
+           (m.find(" --> ") != std::string::npos ? " (" + m.substr(m.find(" --> ") + 5) + ")" : "");
+  }
+  static const std::set<std::string> keys = {"name",       "version", "command", "args",
+                                             "persistent", "timeout", "xfail",   "capabilities"};
+  for (const auto& [k, v] : doc.as_table())
+    if (!keys.count(k)) return r.at(v) + "unknown key '" + k + "'";
+  for (const char* required : {"name", "command"})
+    if (!doc.contains(required))
+      return r.top() + "the description has no '" + required + "'" +
+             (std::string(required) == "name" ? " (the implementation's name, a string)"
+                                              : " (the executable to start, a string)");
+  if (auto e = r.str(doc.at("name"), "'name'", s.name)) return *e;
+  if (const auto* v = r.find(doc, "version"))
+    if (auto e = r.str(*v, "'version'", s.version)) return *e;
+  std::string cmd;
+  if (auto e = r.str(doc.at("command"), "'command'", cmd)) return *e;
+  if (cmd.empty()) return r.at(doc.at("command")) + "'command' is empty";
+  s.command = resolve_command(cmd, file);
+  if (const auto* v = r.find(doc, "args"))
+    if (auto e = r.strings(*v, "'args'", s.args)) return *e;
+  if (const auto* v = r.find(doc, "persistent")) {
+    if (!v->is_boolean()) return r.at(*v) + "'persistent' must be true or false";
+    s.persistent = v->as_boolean();
+  }
+  if (const auto* v = r.find(doc, "timeout")) {
+    if (v->is_integer())
+      s.timeout = static_cast<double>(v->as_integer());
+    else if (v->is_floating())
+      s.timeout = v->as_floating();
+    else
+      return r.at(*v) + "'timeout' must be a number of seconds";
+    if (!(s.timeout > 0 && s.timeout <= 3600))
+      return r.at(*v) + "'timeout' must be in (0, 3600] seconds";
+  }
+  if (const auto* v = r.find(doc, "xfail"))
+    if (auto e = r.strings(*v, "'xfail'", s.xfail)) return *e;
+  if (!doc.contains("capabilities"))
+    return r.top() +
+           "the description has no [capabilities] table (waves and features are "
+           "required in it)";
+  const auto& c = doc.at("capabilities");
+  if (!c.is_table()) return r.at(c) + "'capabilities' must be a table";
+  static const std::set<std::string> ckeys = {"waves",    "simds",        "max_warps", "policies",
+                                              "features", "instructions", "extras"};
+  for (const auto& [k, v] : c.as_table())
+    if (!ckeys.count(k)) return r.at(v) + "unknown key 'capabilities." + k + "'";
+  for (const char* required : {"waves", "features"})
+    if (!c.contains(required))
+      return r.at(c) + "[capabilities] has no '" + required + "'" +
+             (std::string(required) == "waves" ? " (the wave sizes it runs, e.g. [32])"
+                                               : " (the feature tags it supports, e.g. "
+                                                 "[\"alu\", \"mem\", \"branch\"])");
+  if (auto e = r.integers(c.at("waves"), "capabilities.waves", s.caps.waves)) return *e;
+  if (const auto* v = r.find(c, "simds")) {
+    if (auto e = r.integers(*v, "capabilities.simds", s.caps.simds)) return *e;
+  } else {
+    s.caps.simds = s.caps.waves;
+  }
+  if (const auto* v = r.find(c, "max_warps")) {
+    if (!v->is_integer() || v->as_integer() < 1 || v->as_integer() > 4096)
+      return r.at(*v) + "capabilities.max_warps must be an integer from 1 to 4096";
+    s.caps.max_warps = static_cast<uint32_t>(v->as_integer());
+  }
+  std::vector<std::string> list;
+  if (const auto* v = r.find(c, "policies")) {
+    if (auto e = r.strings(*v, "capabilities.policies", list)) return *e;
+    s.caps.policies.insert(list.begin(), list.end());
+  } else {
+    s.caps.policies = {"round_robin"};
+  }
+  list.clear();
+  if (auto e = r.strings(c.at("features"), "capabilities.features", list)) return *e;
+  s.caps.features.insert(list.begin(), list.end());
+  if (const auto* v = r.find(c, "instructions")) {
+    if (v->is_string()) {
+      if (v->as_string().str != "all")
+        return r.at(*v) + "capabilities.instructions must be \"all\" or an array of mnemonics";
+    } else {
+      list.clear();
+      if (auto e = r.strings(*v, "capabilities.instructions", list)) return *e;
+      s.caps.all_instructions = false;
+      s.caps.instructions.insert(list.begin(), list.end());
+    }
+  }
+  if (const auto* v = r.find(c, "extras")) {
+    list.clear();
+    if (auto e = r.strings(*v, "capabilities.extras", list)) return *e;
+    s.caps.extras.insert(list.begin(), list.end());
   }
   return s;
 }

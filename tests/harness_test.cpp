@@ -727,6 +727,61 @@ TEST(ProcessRunner, DescriptionErrors) {
   EXPECT_EQ(s.caps.missing({"policy:random"}), std::optional<std::string>("policy:random"));
 }
 
+// runner.toml: problems name the file, the line and the key.
+TEST(ProcessRunner, DescriptionErrorsNameFileLineAndKey) {
+  auto err = [](const std::string& text) {
+    auto r = runners::parse_process_spec(text, "r.toml");
+    return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string();
+  };
+  const std::string head = "name = \"x\"\ncommand = \"y\"\n";
+  EXPECT_EQ(err(head + "\n[capabilities]\nwaves = [8]\n"),
+            "r.toml:4: [capabilities] has no 'features' (the feature tags it supports, e.g. "
+            "[\"alu\", \"mem\", \"branch\"])");
+  EXPECT_EQ(err(head + "[capabilities]\nfeatures = [\"alu\"]\n")
+                .rfind("r.toml:3: [capabilities] "
+                       "has no 'waves'",
+                       0),
+            0u);
+  EXPECT_EQ(err(head),
+            "r.toml: the description has no [capabilities] table (waves and features "
+            "are required in it)");
+  EXPECT_EQ(err("command = \"y\"\n"),
+            "r.toml: the description has no 'name' (the implementation's name, a string)");
+  EXPECT_EQ(err(head + "[capabilities]\nwaves = [8]\nfeatures = [\"alu\"]\nmax_warps = \"8\"\n"),
+            "r.toml:6: capabilities.max_warps must be an integer from 1 to 4096");
+  EXPECT_EQ(err(head + "[capabilities]\nwaves = [8, \"16\"]\nfeatures = [\"alu\"]\n"),
+            "r.toml:4: capabilities.waves must be an array of integers from 1 to 4096");
+  EXPECT_EQ(err(head + "timeout = \"10\"\n[capabilities]\nwaves = [8]\nfeatures = []\n"),
+            "r.toml:3: 'timeout' must be a number of seconds");
+  EXPECT_EQ(err(head + "colour = 1\n[capabilities]\nwaves = [8]\nfeatures = []\n"),
+            "r.toml:3: unknown key 'colour'");
+  EXPECT_EQ(err(head + "[capabilities]\nwaves = [8]\nfeatures = []\nspeed = 1\n"),
+            "r.toml:6: unknown key 'capabilities.speed'");
+  EXPECT_NE(err("name = \n").find("r.toml: not a TOML document"), std::string::npos);
+}
+
+// runner.toml `command`: a bare name is the file next to the description if there is
+// one, else a program found in PATH; a path with '/' is relative to the description.
+TEST(ProcessRunner, CommandResolution) {
+  fs::path dir = temp_dir("command");
+  write(dir / "impl.py", "#!/bin/sh\n");
+  const std::string caps = "[capabilities]\nwaves = [8]\nfeatures = [\"alu\"]\n";
+  auto cmd = [&](const std::string& c) {
+    auto r = runners::parse_process_spec("name = \"x\"\ncommand = \"" + c + "\"\n" + caps,
+                                         (dir / "r.toml").string());
+    EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(r)) << std::get<std::string>(r);
+    return std::holds_alternative<runners::ProcessSpec>(r)
+               ? std::get<runners::ProcessSpec>(r).command
+               : std::string();
+  };
+  EXPECT_EQ(cmd("impl.py"), (dir / "impl.py").string());  // beside the description
+  EXPECT_EQ(cmd("python3"), "python3");                   // not beside it: PATH
+  EXPECT_EQ(cmd("./impl.py"), (dir / "impl.py").string());
+  EXPECT_EQ(cmd("sub/../impl.py"), (dir / "impl.py").string());
+  EXPECT_EQ(cmd("/usr/bin/env"), "/usr/bin/env");
+  fs::remove_all(dir);
+}
+
 // A runner whose answers are wrong (so every configuration fails) and whose traced
 // re-run crashes, or answers without a trace.
 class BrokenTraceRunner final : public runners::Runner {
