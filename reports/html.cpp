@@ -504,6 +504,35 @@ void index_summary(Html& h, const Model& m, const Source& src) {
   h << "<p class=\"note\">Pass rate: pass &divide; (all &minus; unsupported).</p>\n</section>\n";
 }
 
+// The head of a table with one column per status for each results file (grouped
+// by file when there are several); `first` names the row-heading column.
+void status_table_head(Html& h, const Model& m, std::string_view first) {
+  if (m.sources.size() > 1) {
+    h << "<tr><th></th>";
+    for (const auto& src : m.sources)
+      h << "<th class=\"group\" colspan=\"" << m.statuses.size() << "\">" << E(src.label)
+        << "</th>";
+    h << "</tr>\n";
+  }
+  h << "<tr><th>" << E(first) << "</th>";
+  for (size_t fi = 0; fi < m.sources.size(); ++fi)
+    for (size_t si = 0; si < m.statuses.size(); ++si)
+      h << "<th" << (si == 0 && fi > 0 ? " class=\"group\"" : "") << ">" << E(m.statuses[si])
+        << "</th>";
+  h << "</tr>\n</thead>\n<tbody>\n";
+}
+
+// The count cells of one row of such a table: status counts per results file.
+void status_count_cells(Html& h, const Model& m,
+                        const std::vector<std::map<std::string, size_t>>& per_file) {
+  for (size_t fi = 0; fi < per_file.size(); ++fi)
+    for (size_t si = 0; si < m.statuses.size(); ++si) {
+      size_t n = count_of(per_file[fi], m.statuses[si]);
+      h << "<td class=\"n" << (n ? " " + status_class(m.statuses[si]) : std::string())
+        << (si == 0 && fi > 0 ? " group" : "") << "\">" << n << "</td>";
+    }
+}
+
 void index_matrix(Html& h, const Model& m) {
   // feature -> file -> status -> count
   std::map<std::string, std::vector<std::map<std::string, size_t>>> cells;
@@ -519,27 +548,10 @@ void index_matrix(Html& h, const Model& m) {
   h << "<h2 id=\"matrix\">Features &times; status</h2>\n"
     << "<p class=\"note\">Configurations per feature tag (a test with several tags counts "
        "under each).</p>\n<table class=\"matrix\">\n<thead>\n";
-  if (m.sources.size() > 1) {
-    h << "<tr><th></th>";
-    for (const auto& src : m.sources)
-      h << "<th class=\"group\" colspan=\"" << m.statuses.size() << "\">" << E(src.label)
-        << "</th>";
-    h << "</tr>\n";
-  }
-  h << "<tr><th>feature</th>";
-  for (size_t fi = 0; fi < m.sources.size(); ++fi)
-    for (size_t si = 0; si < m.statuses.size(); ++si)
-      h << "<th" << (si == 0 && fi > 0 ? " class=\"group\"" : "") << ">" << E(m.statuses[si])
-        << "</th>";
-  h << "</tr>\n</thead>\n<tbody>\n";
+  status_table_head(h, m, "feature");
   for (const auto& [feature, per_file] : cells) {
     h << "<tr><th>" << E(feature) << "</th>";
-    for (size_t fi = 0; fi < per_file.size(); ++fi)
-      for (size_t si = 0; si < m.statuses.size(); ++si) {
-        size_t n = count_of(per_file[fi], m.statuses[si]);
-        h << "<td class=\"n" << (n ? " " + status_class(m.statuses[si]) : std::string())
-          << (si == 0 && fi > 0 ? " group" : "") << "\">" << n << "</td>";
-      }
+    status_count_cells(h, m, per_file);
     h << "</tr>\n";
   }
   h << "</tbody>\n</table>\n";
@@ -566,29 +578,11 @@ void index_clauses(Html& h, const Model& m) {
   h << "<h2 id=\"clauses\">Clauses &times; status</h2>\n<details class=\"clauses\""
     << (failing ? " open" : "") << "><summary>" << uses.size() << " clauses cited, " << failing
     << " with failing results</summary>\n<table class=\"matrix clauses\">\n<thead>\n";
-  if (m.sources.size() > 1) {
-    h << "<tr><th></th>";
-    for (const auto& src : m.sources)
-      h << "<th class=\"group\" colspan=\"" << m.statuses.size() << "\">" << E(src.label)
-        << "</th>";
-    h << "</tr>\n";
-  }
-  h << "<tr><th>clause</th>";
-  for (size_t fi = 0; fi < m.sources.size(); ++fi)
-    for (size_t si = 0; si < m.statuses.size(); ++si)
-      h << "<th" << (si == 0 && fi > 0 ? " class=\"group\"" : "") << ">" << E(m.statuses[si])
-        << "</th>";
-  h << "</tr>\n</thead>\n<tbody>\n";
+  status_table_head(h, m, "clause");
   for (const auto& [bad, id] : order) {
-    const ClauseUse& u = uses.at(*id);
     h << "<tr" << (bad ? " class=\"failing\"" : "") << "><th><a href=\"coverage.html#"
       << E(clause_anchor(*id)) << "\">" << E(*id) << "</a></th>";
-    for (size_t fi = 0; fi < m.sources.size(); ++fi)
-      for (size_t si = 0; si < m.statuses.size(); ++si) {
-        size_t n = count_of(u.per_file[fi], m.statuses[si]);
-        h << "<td class=\"n" << (n ? " " + status_class(m.statuses[si]) : std::string())
-          << (si == 0 && fi > 0 ? " group" : "") << "\">" << n << "</td>";
-      }
+    status_count_cells(h, m, uses.at(*id).per_file);
     h << "</tr>\n";
   }
   h << "</tbody>\n</table>\n</details>\n";

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -392,20 +393,22 @@ TEST(Harness, RunsOnTheReferenceAndMapsExpectedFailures) {
   fs::remove_all(dir);
 }
 
-// A runner that answers like the reference and keeps every request it gets.
-class RecordingRunner final : public runners::Runner {
+// An in-process runner with the reference's capabilities whose answers come from a
+// function (which sees every request, from one thread at a time).
+class FunctionRunner final : public runners::Runner {
  public:
-  std::string name() const override { return "recording"; }
+  using Fn = std::function<runners::RunResult(const runners::RunRequest&)>;
+  explicit FunctionRunner(Fn fn) : fn_(std::move(fn)) {}
+  std::string name() const override { return "function"; }
   std::string version() const override { return "1"; }
   const runners::Capabilities& capabilities() const override { return ref_->capabilities(); }
   runners::RunResult run(const runners::RunRequest& req) override {
     std::lock_guard<std::mutex> g(mu_);
-    requests.push_back(req);
-    return runners::run_reference(req);
+    return fn_(req);
   }
-  std::vector<runners::RunRequest> requests;
 
  private:
+  Fn fn_;
   std::unique_ptr<runners::Runner> ref_ = runners::make_reference_runner();
   std::mutex mu_;
 };
@@ -451,18 +454,21 @@ TEST(Harness, RequestsCarryTheMatrixEntryOnly) {
 )");
   std::string err;
   auto suite = harness::load_suite(harness::discover({dir.string()}, err));
-  RecordingRunner runner;
+  std::vector<runners::RunRequest> requests;
+  FunctionRunner runner([&](const runners::RunRequest& req) {
+    requests.push_back(req);
+    return runners::run_reference(req);
+  });
   harness::Options o;
   o.differential = false;
   std::vector<json::Value> recs;
   auto sum = harness::run(runner, suite, harness::select(suite, o), o,
                           [&](const json::Value& r) { recs.push_back(r); });
   EXPECT_EQ(sum.counts["pass"], 2u);
-  ASSERT_EQ(runner.requests.size(), 2u);
-  const auto& a = runner.requests[0].program.find("demo.requests") != std::string::npos
-                      ? runner.requests[0]
-                      : runner.requests[1];
-  const auto& b = &a == &runner.requests[0] ? runner.requests[1] : runner.requests[0];
+  ASSERT_EQ(requests.size(), 2u);
+  const auto& a =
+      requests[0].program.find("demo.requests") != std::string::npos ? requests[0] : requests[1];
+  const auto& b = &a == &requests[0] ? requests[1] : requests[0];
   runners::RunConfig want;
   want.wave = 4;
   want.policy = "oldest_first";
@@ -783,32 +789,21 @@ TEST(ProcessRunner, CommandResolution) {
 }
 
 // A runner whose answers are wrong (so every configuration fails) and whose traced
-// re-run crashes, or answers without a trace.
-class BrokenTraceRunner final : public runners::Runner {
- public:
-  explicit BrokenTraceRunner(bool crash) : crash_(crash) {}
-  std::string name() const override { return "broken-trace"; }
-  std::string version() const override { return "1"; }
-  const runners::Capabilities& capabilities() const override { return ref_->capabilities(); }
-  runners::RunResult run(const runners::RunRequest& req) override {
-    runners::RunResult r = runners::run_reference(req);
-    r.trace.clear();
-    if (req.trace && crash_) {
-      runners::RunResult e;
-      e.kind = runners::RunResult::Kind::Error;
-      e.message = "the implementation exited with signal 11 before answering";
-      e.stderr_text = "tracer: segmentation fault";
-      return e;
-    }
-    if (r.kind == runners::RunResult::Kind::Outcome && !r.outcome.buffers.empty())
-      r.outcome.buffers[0].values[0] += 1;
-    return r;
+// re-run crashes (`crash`), or answers without a trace.
+runners::RunResult broken_trace(const runners::RunRequest& req, bool crash) {
+  runners::RunResult r = runners::run_reference(req);
+  r.trace.clear();
+  if (req.trace && crash) {
+    runners::RunResult e;
+    e.kind = runners::RunResult::Kind::Error;
+    e.message = "the implementation exited with signal 11 before answering";
+    e.stderr_text = "tracer: segmentation fault";
+    return e;
   }
-
- private:
-  bool crash_;
-  std::unique_ptr<runners::Runner> ref_ = runners::make_reference_runner();
-};
+  if (r.kind == runners::RunResult::Kind::Outcome && !r.outcome.buffers.empty())
+    r.outcome.buffers[0].values[0] += 1;
+  return r;
+}
 
 // results.record `trace_error`: a failing configuration whose traced re-run fails
 // (or brings no trace) says so, with the error and standard error.
@@ -818,7 +813,8 @@ TEST(Harness, FailedTraceRerunIsReported) {
   std::string err;
   auto suite = harness::load_suite(harness::discover({dir.string()}, err));
   for (bool crash : {true, false}) {
-    BrokenTraceRunner runner(crash);
+    FunctionRunner runner(
+        [crash](const runners::RunRequest& req) { return broken_trace(req, crash); });
     harness::Options o;
     std::vector<json::Value> recs;
     harness::run(runner, suite, harness::select(suite, o), o,
@@ -844,25 +840,7 @@ TEST(Harness, FailedTraceRerunIsReported) {
 // and configurations the runner cannot run are unsupported.
 TEST(Harness, FaultyRunnerFailsWithFirstDifference) {
   fs::path dir = temp_dir("faulty");
-  write(dir / "cmp.simt", R"(; simtspec-test 1
-; id = "demo.cmp_signed"
-; title = "signed compare"
-; clauses = ["alu.cmp"]
-; features = ["alu"]
-; [matrix]
-; wave = [8, 64]
-; [expect]
-; status = "completed"
-; [expect.buffers.out]
-; each = "lane < 4 ? 1 : 0"
-.buffer out u32[threads] out
-    shl v9, %lane, 2
-    sub v1, %lane, 4
-    cmp.lt p0, v1, 0
-    sel v2, p0, 1, 0
-    st out[v9], v2
-    exit
-)");
+  write(dir / "cmp.simt", test::kSignedCompareTest);
   std::string err;
   auto suite = harness::load_suite(harness::discover({dir.string()}, err));
   harness::Options o;

@@ -137,6 +137,26 @@ syntax::SizeExpr neg(syntax::SizeExpr x) {
   return e;
 }
 
+const char* const kSignedCompareTest = R"(; simtspec-test 1
+; id = "demo.cmp_signed"
+; title = "signed compare"
+; clauses = ["alu.cmp"]
+; features = ["alu"]
+; [matrix]
+; wave = [8, 64]
+; [expect]
+; status = "completed"
+; [expect.buffers.out]
+; each = "lane < 4 ? 1 : 0"
+.buffer out u32[threads] out
+    shl v9, %lane, 2
+    sub v1, %lane, 4
+    cmp.lt p0, v1, 0
+    sel v2, p0, 1, 0
+    st out[v9], v2
+    exit
+)";
+
 std::string faulty_runner_toml(std::string_view fault, double timeout) {
   const std::string f(fault);
   return "name = \"faulty-" + f + "\"\ncommand = \"" + std::string(SIMT_BINARY_DIR) +

@@ -62,6 +62,10 @@ syntax::SizeExpr sym(std::string s);
 syntax::SizeExpr bin(syntax::SizeExpr::Kind k, syntax::SizeExpr l, syntax::SizeExpr r);
 syntax::SizeExpr neg(syntax::SizeExpr x);  // unary minus
 
+// A conformance test (format.header) of a signed compare, at waves 8 and 64: the
+// cmp-unsigned fault of the faulty implementation fails it.
+extern const char* const kSignedCompareTest;
+
 // A runner description (TOML, runner.process.toml) of the test-only faulty
 // implementation with one named fault ("none": the reference behind the
 // protocol), claiming every capability of the machine so far.

@@ -7,6 +7,7 @@
 #include <toml.hpp>
 
 #include "exec/machine.h"
+#include "reference.h"
 #include "text/parser.h"
 
 namespace simt::harness {
@@ -29,15 +30,7 @@ const std::set<std::string>& known_statuses() {
 }
 
 host::Overrides Settings::overrides() const {
-  host::Overrides o;
-  o.wave = wave;
-  o.simd = simd;
-  o.warps = warps;
-  o.workgroups = workgroups;
-  o.cores = cores;
-  o.seed = seed;
-  if (policy) o.policy = exec::find_policy(*policy);
-  return o;
+  return runners::load_options(request()).cli;
 }
 
 runners::RunConfig Settings::request() const {
