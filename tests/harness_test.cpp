@@ -581,6 +581,36 @@ TEST(Protocol, EveryLaunchSettingTravelsAndAbsentMeansDirective) {
   EXPECT_FALSE(runners::response_json(br, 1).find("line"));
 }
 
+// runner.protocol.response, format.expect.rejected: a rejection without a line fails a
+// test that names the line, saying so; a test that names no line passes either way.
+TEST(Compare, RejectionWithoutALine) {
+  auto t = parse_ok(R"(; simtspec-test 1
+; id = "demo.rejected"
+; title = "t"
+; clauses = ["valid.label.defined"]
+; features = ["branch"]
+; [expect]
+; status = "rejected"
+; line = 2
+    nop
+    jmp nowhere
+)");
+  harness::Layout l;
+  runners::RunResult r;
+  r.kind = runners::RunResult::Kind::Rejected;
+  r.message = "undefined label";
+  auto v = harness::check_expectation(t.expect, r, l);
+  ASSERT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("rejected, but the response gives no line, expected line 2"),
+            std::string::npos)
+      << v.message;
+  r.line = 2;
+  EXPECT_TRUE(harness::check_expectation(t.expect, r, l).ok);
+  r.line.reset();
+  t.expect.line.reset();
+  EXPECT_TRUE(harness::check_expectation(t.expect, r, l).ok);
+}
+
 // runner.protocol.request: wrong types and unknown keys are errors naming the key.
 TEST(Protocol, ConfigKeysAreTyped) {
   auto err = [](const std::string& config) {

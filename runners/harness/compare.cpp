@@ -80,7 +80,8 @@ Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout
       if (a.line != x.line)
         return fail(
             v,
-            "rejected at line " + (a.line ? std::to_string(*a.line) : std::string("?")) +
+            (a.line ? "rejected at line " + std::to_string(*a.line)
+                    : std::string("rejected, but the response gives no line")) +
                 ", expected line " + std::to_string(*x.line) + ": " + a.message,
             field_diff("line", static_cast<int64_t>(*x.line),
                        a.line ? json::Value(static_cast<int64_t>(*a.line)) : json::Value()));
