@@ -477,6 +477,23 @@ TEST(Harness, RequestsCarryTheMatrixEntryOnly) {
   EXPECT_TRUE(a.validate);
   EXPECT_EQ(json::dump(b.config.to_json()), "{}");  // .max_steps 99 is the program's
   EXPECT_FALSE(b.validate);
+  // results.record `reproduce` (reference runs): the same launch from the command line.
+  auto reference = runners::make_reference_runner();
+  recs.clear();
+  harness::run(*reference, suite, harness::select(suite, o), o,
+               [&](const json::Value& r) { recs.push_back(r); });
+  ASSERT_EQ(recs.size(), 2u);
+  for (const auto& r : recs) {
+    const std::string cmd = r.find("reproduce")->as_string();
+    if (r.find("id")->as_string() == "demo.requests") {
+      EXPECT_NE(cmd.find(" --wave 4 --policy oldest_first --max-steps 1000000 --trace"),
+                std::string::npos)
+          << cmd;
+    } else {
+      EXPECT_NE(cmd.find(" --no-validate --trace"), std::string::npos) << cmd;
+      EXPECT_EQ(cmd.find("--max-steps"), std::string::npos) << cmd;
+    }
+  }
   for (const auto& r : recs) {
     const json::Value* cfg = r.find("config");
     ASSERT_NE(cfg, nullptr);

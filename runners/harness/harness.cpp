@@ -220,6 +220,10 @@ std::string reproduce(const Case& c, const Options& o, bool reference) {
   if (s.cores) cmd += " --cores " + std::to_string(*s.cores);
   if (s.policy) cmd += " --policy " + shell_quote(*s.policy);
   if (s.seed) cmd += " --seed " + std::to_string(*s.seed);
+  // The same launch as the run: the harness's step cap, and no flow checks for
+  // format.validate tests.
+  if (!c.test->sets_max_steps) cmd += " --max-steps " + std::to_string(o.max_steps);
+  if (!c.test->validate) cmd += " --no-validate";
   return cmd + " --trace";
 }
 
