@@ -96,6 +96,9 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
   ProcessSpec s;
   s.file = file;
   SpecReader r(file);
+  if (auto bad = host::first_invalid_utf8(text))
+    return file + ":" + std::to_string(bad->line) + ": " + bad->message() +
+           "; a runner description is TOML, which must be UTF-8";
   toml::value doc;
   try {
     std::istringstream in(text);

@@ -632,5 +632,44 @@ TEST(BufferInit, ProgramSeesTheInitialContents) {
   EXPECT_EQ(test::words(*r.outcome, "res"), (std::vector<uint32_t>{1, 2, 255, 0}));
 }
 
+// Debian's toml11 reads out of bounds on a literal string holding bytes that are
+// not UTF-8 (found by fuzz_protocol); every TOML text is checked for UTF-8 first.
+TEST(Utf8, FirstInvalidSequence) {
+  using host::first_invalid_utf8;
+  EXPECT_FALSE(first_invalid_utf8("plain ASCII\nand more\n"));
+  EXPECT_FALSE(first_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf"));
+  struct Bad {
+    std::string text;
+    uint32_t line;
+    uint8_t byte;
+  };
+  const Bad bad[] = {
+      {"a\nb\n\xff", 3, 0xff},             // never valid
+      {"\xc0\xaf", 1, 0xc0},               // overlong two-byte form
+      {"\xe0\x80\xaf", 1, 0xe0},           // overlong three-byte form
+      {"\xed\xa0\x80", 1, 0xed},           // surrogate U+D800
+      {"\xf4\x90\x80\x80", 1, 0xf4},       // above U+10FFFF
+      {"x\n\xe2\x82", 2, 0xe2},            // truncated at the end
+      {"\xc3(", 1, 0xc3},                  // continuation byte missing
+      {"ok \xe2\x82\xac\n\x80", 2, 0x80},  // stray continuation byte
+  };
+  for (const auto& b : bad) {
+    auto p = first_invalid_utf8(b.text);
+    ASSERT_TRUE(p.has_value()) << b.text;
+    EXPECT_EQ(p->line, b.line);
+    EXPECT_EQ(p->byte, b.byte);
+  }
+  EXPECT_EQ(first_invalid_utf8("\xff")->message(), "not UTF-8 (byte 0xff)");
+}
+
+// state.launch.sources: a configuration file that is not UTF-8 is refused with its
+// line, before toml11 sees it.
+TEST(ConfigFile, NotUtf8IsALocatedError) {
+  host::Overrides o;
+  auto e = host::parse_config_toml("[launch]\nwave = 8\npolicy = '\xff\xff'\n", "l.toml", o);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(*e, "l.toml:3: not UTF-8 (byte 0xff); a TOML file must be UTF-8");
+}
+
 }  // namespace
 }  // namespace simt

@@ -813,6 +813,27 @@ TEST(ProcessRunner, DescriptionErrorsNameFileLineAndKey) {
   EXPECT_NE(err("name = \n").find("r.toml: not a TOML document"), std::string::npos);
 }
 
+// runner.toml, format.header: text that is not UTF-8 (here inside a TOML literal
+// string, where Debian's toml11 reads out of bounds: a fuzz_protocol finding) is a
+// located error.
+TEST(ProcessRunner, NotUtf8IsALocatedError) {
+  const std::string finding =
+      test::read_all(test::source_path("fuzz/seeds_protocol/finding_toml_literal_not_utf8.toml"))
+          .substr(1);
+  ASSERT_FALSE(finding.empty());
+  auto r = runners::parse_process_spec(finding, "r.toml");
+  ASSERT_TRUE(std::holds_alternative<std::string>(r));
+  EXPECT_EQ(std::get<std::string>(r),
+            "r.toml:6: not UTF-8 (byte 0x8b); a runner description is TOML, which must be UTF-8");
+  auto t = harness::parse_test(
+      "t.simt", replace(kGood, "; title = \"add doubles each lane\"", "; title = 'add \xff'"));
+  auto* errs = std::get_if<std::vector<harness::FormatError>>(&t);
+  ASSERT_NE(errs, nullptr);
+  ASSERT_EQ(errs->size(), 1u);
+  EXPECT_EQ((*errs)[0].line, 3u);
+  EXPECT_NE((*errs)[0].message.find("not UTF-8 (byte 0xff)"), std::string::npos);
+}
+
 // runner.toml `command`: a bare name is the file next to the description if there is
 // one, else a program found in PATH; a path with '/' is relative to the description.
 TEST(ProcessRunner, CommandResolution) {

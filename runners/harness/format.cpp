@@ -436,6 +436,11 @@ std::variant<TestFile, std::vector<FormatError>, NotATest> parse_test(const std:
     toml_text += body + "\n";
   }
   t.header_lines = n;
+  if (auto bad = host::first_invalid_utf8(toml_text)) {
+    errs.push_back({bad->line + 1, "header is " + bad->message() +
+                                       "; a test header is TOML, which must be UTF-8"});
+    return errs;
+  }
   toml::value doc;
   try {
     std::istringstream tin(toml_text);
