@@ -17,6 +17,7 @@
 #include <toml.hpp>
 
 #include "host/host.h"
+#include "host/toml_text.h"
 #include "protocol.h"
 
 extern char** environ;
@@ -96,18 +97,11 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
   ProcessSpec s;
   s.file = file;
   SpecReader r(file);
-  if (auto bad = host::first_invalid_utf8(text))
-    return file + ":" + std::to_string(bad->line) + ": " + bad->message() +
-           "; a runner description is TOML, which must be UTF-8";
-  toml::value doc;
-  try {
-    std::istringstream in(text);
-    doc = toml::parse(in, file);
-  } catch (const std::exception& e) {
-    std::string m = e.what();  // toml11 names the file and line
-    return file + ": not a TOML document: " + m.substr(0, m.find('\n')) +
-           (m.find(" --> ") != std::string::npos ? " (" + m.substr(m.find(" --> ") + 5) + ")" : "");
-  }
+  auto parsed = host::parse_toml(text, file);
+  if (auto* e = std::get_if<host::TomlError>(&parsed))
+    return file + ":" + (e->line ? std::to_string(e->line) + ":" : std::string()) +
+           " not a usable TOML document: " + e->message;
+  const toml::value& doc = std::get<toml::value>(parsed);
   static const std::set<std::string> keys = {"name",       "version", "command", "args",
                                              "persistent", "timeout", "xfail",   "capabilities"};
   for (const auto& [k, v] : doc.as_table())

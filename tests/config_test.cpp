@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/config.h"
+#include "host/toml_text.h"
 #include "support.h"
 
 namespace simt {
@@ -668,7 +669,46 @@ TEST(ConfigFile, NotUtf8IsALocatedError) {
   host::Overrides o;
   auto e = host::parse_config_toml("[launch]\nwave = 8\npolicy = '\xff\xff'\n", "l.toml", o);
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(*e, "l.toml:3: not UTF-8 (byte 0xff); a TOML file must be UTF-8");
+  EXPECT_EQ(*e, "l.toml:3: not UTF-8 (byte 0xff); TOML text must be UTF-8");
+}
+
+// The other toml11 failures fuzz_protocol found are refused before toml11 reads the
+// text: a key path through an empty array (a null dereference in toml11) and deep
+// nesting (a stack overflow); equivalent valid documents still read the same.
+TEST(TomlGuard, EmptyArrayPathsAndDeepNestingAreErrors) {
+  auto err = [](const std::string& text) {
+    auto r = host::parse_toml(text, "x.toml");
+    return std::holds_alternative<host::TomlError>(r) ? std::get<host::TomlError>(r)
+                                                     : host::TomlError{0, "(parsed)"};
+  };
+  for (const char* text : {"features=[]\nfeatures.l=\"\"\n", "features=[]\n[features.l]\n",
+                           "[a]\nb = [ # empty\n ]\n[a.b.c]\n"}) {
+    SCOPED_TRACE(text);
+    auto e = err(text);
+    EXPECT_NE(e.message, "(parsed)");
+    EXPECT_GE(e.line, 1u);  // toml11 names the line of the array or of the key
+  }
+  std::string deep = "x = " + std::string(40, '[') + std::string(40, ']') + "\n";
+  auto e = err("a = 1\n" + deep);
+  EXPECT_EQ(e.line, 2u);
+  EXPECT_EQ(e.message, "arrays or inline tables nested more than 32 deep");
+  EXPECT_EQ(err("x = " + std::string(30, '[') + std::string(30, ']') + "\n").message, "(parsed)");
+  // Empty arrays, brackets inside strings and comments, and table headers read as
+  // written (the probe copy is only a check).
+  auto ok = host::parse_toml(
+      "a = []\nb = [[], [1]]\ns = \"[]\" # [] here\nt = '''x[]'''\n[tab]\nc = { d = [] }\n",
+      "x.toml");
+  ASSERT_TRUE(std::holds_alternative<toml::value>(ok)) << std::get<host::TomlError>(ok).message;
+  const auto& v = std::get<toml::value>(ok);
+  EXPECT_TRUE(toml::find(v, "a").as_array().empty());
+  EXPECT_EQ(toml::find(v, "b").as_array().size(), 2u);
+  EXPECT_TRUE(toml::find(v, "b").as_array()[0].as_array().empty());
+  EXPECT_EQ(toml::find<std::string>(v, "s"), "[]");
+  EXPECT_EQ(toml::find<std::string>(v, "t"), "x[]");
+  EXPECT_TRUE(toml::find(toml::find(toml::find(v, "tab"), "c"), "d").as_array().empty());
+  // toml11's own syntax errors keep their line.
+  auto syn = err("a = 1\nb = = 2\n");
+  EXPECT_EQ(syn.line, 2u);
 }
 
 }  // namespace

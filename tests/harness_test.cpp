@@ -810,7 +810,7 @@ TEST(ProcessRunner, DescriptionErrorsNameFileLineAndKey) {
             "r.toml:3: unknown key 'colour'");
   EXPECT_EQ(err(head + "[capabilities]\nwaves = [8]\nfeatures = []\nspeed = 1\n"),
             "r.toml:6: unknown key 'capabilities.speed'");
-  EXPECT_NE(err("name = \n").find("r.toml: not a TOML document"), std::string::npos);
+  EXPECT_EQ(err("name = \n").rfind("r.toml:1: not a usable TOML document: ", 0), 0u);
 }
 
 // runner.toml, format.header: text that is not UTF-8 (here inside a TOML literal
@@ -824,7 +824,8 @@ TEST(ProcessRunner, NotUtf8IsALocatedError) {
   auto r = runners::parse_process_spec(finding, "r.toml");
   ASSERT_TRUE(std::holds_alternative<std::string>(r));
   EXPECT_EQ(std::get<std::string>(r),
-            "r.toml:6: not UTF-8 (byte 0x8b); a runner description is TOML, which must be UTF-8");
+            "r.toml:6: not a usable TOML document: not UTF-8 (byte 0x8b); TOML text must be "
+            "UTF-8");
   auto t = harness::parse_test(
       "t.simt", replace(kGood, "; title = \"add doubles each lane\"", "; title = 'add \xff'"));
   auto* errs = std::get_if<std::vector<harness::FormatError>>(&t);

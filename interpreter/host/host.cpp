@@ -6,6 +6,7 @@
 #include <sstream>
 #include <toml.hpp>
 
+#include "host/toml_text.h"
 #include "text/parser.h"
 #include "valid/valid.h"
 
@@ -29,54 +30,14 @@ bool read_file(const std::string& path, std::string& out, std::string& err) {
   return true;
 }
 
-std::string Utf8Problem::message() const {
-  char b[8];
-  std::snprintf(b, sizeof b, "0x%02x", byte);
-  return std::string("not UTF-8 (byte ") + b + ")";
-}
-
-std::optional<Utf8Problem> first_invalid_utf8(std::string_view text) {
-  uint32_t line = 1;
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      line += c == '\n';
-      ++i;
-      continue;
-    }
-    // Lengths and second-byte ranges of the well-formed sequences (Unicode 15,
-    // table 3-7): no overlong forms, no surrogates, nothing above U+10FFFF.
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    }
-    bool ok = len > 0 && i + len <= n && s[i + 1] >= lo && s[i + 1] <= hi;
-    for (size_t k = 2; ok && k < len; ++k) ok = s[i + k] >= 0x80 && s[i + k] <= 0xBF;
-    if (!ok) return Utf8Problem{line, c};
-    i += len;
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> parse_config_toml(std::string_view text, const std::string& name,
                                              Overrides& out) {
-  if (auto bad = first_invalid_utf8(text))
-    return name + ":" + std::to_string(bad->line) + ": " + bad->message() +
-           "; a TOML file must be UTF-8";
+  auto parsed = parse_toml(text, name);
+  if (auto* e = std::get_if<TomlError>(&parsed))
+    return name + ":" + (e->line ? std::to_string(e->line) + ":" : std::string()) + " " +
+           e->message;
   try {
-    std::istringstream in{std::string(text)};
-    const auto data = toml::parse(in, name);
+    const toml::value& data = std::get<toml::value>(parsed);
     for (const auto& [key, value] : data.as_table()) {
       if (key != "launch") return name + ": unknown table or key '" + key + "' (expected [launch])";
       if (!value.is_table()) return name + ": 'launch' must be a table";

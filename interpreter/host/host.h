@@ -50,16 +50,6 @@ struct LoadResult {
 
 LoadResult load(std::string_view text, const LoadOptions& opt = {});
 
-// TOML text must be UTF-8 (TOML 1.0). Debian's toml11 reads out of bounds on a
-// literal string ('...' or '''...''') holding bytes that are not UTF-8, so every
-// TOML text is checked first: the 1-based line and the byte of the first invalid
-// sequence, or nothing if the text is valid UTF-8.
-struct Utf8Problem {
-  uint32_t line = 0;
-  uint8_t byte = 0;
-  std::string message() const;  // "not UTF-8 (byte 0xff)"
-};
-std::optional<Utf8Problem> first_invalid_utf8(std::string_view text);
 
 // Reads a whole file; false with a message on failure.
 bool read_file(const std::string& path, std::string& out, std::string& err);

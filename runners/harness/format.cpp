@@ -7,6 +7,7 @@
 #include <toml.hpp>
 
 #include "exec/machine.h"
+#include "host/toml_text.h"
 #include "reference.h"
 #include "text/parser.h"
 
@@ -436,27 +437,13 @@ std::variant<TestFile, std::vector<FormatError>, NotATest> parse_test(const std:
     toml_text += body + "\n";
   }
   t.header_lines = n;
-  if (auto bad = host::first_invalid_utf8(toml_text)) {
-    errs.push_back({bad->line + 1, "header is " + bad->message() +
-                                       "; a test header is TOML, which must be UTF-8"});
+  // format.header: the header is TOML (so UTF-8); its line 1 is the file's line 2.
+  auto parsed = host::parse_toml(toml_text, path);
+  if (auto* e = std::get_if<host::TomlError>(&parsed)) {
+    errs.push_back({e->line ? e->line + 1 : 0, "header is not valid TOML: " + e->message});
     return errs;
   }
-  toml::value doc;
-  try {
-    std::istringstream tin(toml_text);
-    doc = toml::parse(tin, path);
-  } catch (const std::exception& e) {
-    // toml11 messages carry "line N" relative to the header text; keep the text.
-    std::string msg = e.what();
-    std::smatch m;
-    uint32_t ln = 0;
-    if (std::regex_search(msg, m, std::regex(R"(-->\s*\S+\s*\n\s*\|\s*\n\s*(\d+)\s*\|)")) ||
-        std::regex_search(msg, m, std::regex(R"(line\s+(\d+))")))
-      ln = static_cast<uint32_t>(std::stoul(m[1].str())) + 1;
-    std::string first = msg.substr(0, msg.find('\n'));
-    errs.push_back({ln, "header is not valid TOML: " + first});
-    return errs;
-  }
+  const toml::value& doc = std::get<toml::value>(parsed);
   HeaderReader(doc, 1, t, errs).run();
   if (!errs.empty()) return errs;
   return t;
