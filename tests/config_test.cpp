@@ -679,7 +679,7 @@ TEST(TomlGuard, EmptyArrayPathsAndDeepNestingAreErrors) {
   auto err = [](const std::string& text) {
     auto r = host::parse_toml(text, "x.toml");
     return std::holds_alternative<host::TomlError>(r) ? std::get<host::TomlError>(r)
-                                                     : host::TomlError{0, "(parsed)"};
+                                                      : host::TomlError{0, "(parsed)"};
   };
   for (const char* text : {"features=[]\nfeatures.l=\"\"\n", "features=[]\n[features.l]\n",
                            "[a]\nb = [ # empty\n ]\n[a.b.c]\n"}) {

@@ -50,7 +50,6 @@ struct LoadResult {
 
 LoadResult load(std::string_view text, const LoadOptions& opt = {});
 
-
 // Reads a whole file; false with a message on failure.
 bool read_file(const std::string& path, std::string& out, std::string& err);
 
