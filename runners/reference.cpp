@@ -36,17 +36,7 @@ model::Outcome to_model(const exec::Outcome& o) {
 
 host::LoadOptions load_options(const RunConfig& c) {
   host::LoadOptions opt;
-  opt.cli.wave = c.wave;
-  opt.cli.simd = c.simd;
-  opt.cli.warps = c.warps;
-  opt.cli.workgroups = c.workgroups;
-  opt.cli.cores = c.cores;
-  opt.cli.slm = c.slm;
-  opt.cli.vregs = c.vregs;
-  opt.cli.sregs = c.sregs;
-  opt.cli.mask_depth = c.mask_depth;
-  opt.cli.call_depth = c.call_depth;
-  opt.cli.stack = c.stack;
+  for (const auto& f : kU32Settings) opt.cli.*f.override = c.*f.field;
   if (c.policy) opt.cli.policy = exec::find_policy(*c.policy);
   opt.cli.seed = c.seed;
   opt.cli.max_steps = c.max_steps;
@@ -56,17 +46,8 @@ host::LoadOptions load_options(const RunConfig& c) {
 
 RunConfig run_config(const exec::LaunchConfig& c) {
   RunConfig r;
-  r.wave = c.wave;
+  for (const auto& f : kU32Settings) r.*f.field = c.*f.launch;
   r.simd = c.simd_width();
-  r.warps = c.warps;
-  r.workgroups = c.workgroups;
-  r.cores = c.cores;
-  r.slm = c.slm;
-  r.vregs = c.vregs;
-  r.sregs = c.sregs;
-  r.mask_depth = c.mask_depth;
-  r.call_depth = c.call_depth;
-  r.stack = c.stack;
   r.policy = std::string(exec::policy_name(c.policy));
   r.seed = c.seed;
   r.max_steps = c.max_steps;

@@ -103,6 +103,7 @@ bool RunConfig::from_json(const json::Value& v, RunConfig& out, std::string& err
         return err = "config." + k + " must be an integer from 0 to 2^32 - 1", false;
       out.*f.field = static_cast<uint32_t>(x.as_uint());
       known = true;
+      break;
     }
     if (!known) return err = "unknown config key '" + k + "'", false;
   }

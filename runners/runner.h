@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "exec/config.h"
+#include "host/host.h"
 #include "json.h"
 #include "model.h"
 
@@ -59,25 +61,24 @@ struct RunConfig {
   bool operator==(const RunConfig&) const = default;
 };
 
-// The 32-bit settings of RunConfig with their protocol names, in protocol order
-// (the policy, seed, max_steps and livelock_check follow them).
+// The 32-bit launch settings with their protocol names, in protocol order (the
+// policy, seed, max_steps and livelock_check follow them): the field of each in a
+// request, in the interpreter's overrides and in a resolved launch configuration.
 struct U32Setting {
   const char* name;
   std::optional<uint32_t> RunConfig::*field;
+  std::optional<uint32_t> host::Overrides::*override;
+  uint32_t exec::LaunchConfig::*launch;  // simd: 0 means "= wave" (simd_width())
 };
+#define SIMT_U32_SETTING(n) \
+  { #n, &RunConfig::n, &host::Overrides::n, &exec::LaunchConfig::n }
 inline constexpr U32Setting kU32Settings[] = {
-    {"wave", &RunConfig::wave},
-    {"simd", &RunConfig::simd},
-    {"warps", &RunConfig::warps},
-    {"workgroups", &RunConfig::workgroups},
-    {"cores", &RunConfig::cores},
-    {"slm", &RunConfig::slm},
-    {"vregs", &RunConfig::vregs},
-    {"sregs", &RunConfig::sregs},
-    {"mask_depth", &RunConfig::mask_depth},
-    {"call_depth", &RunConfig::call_depth},
-    {"stack", &RunConfig::stack},
+    SIMT_U32_SETTING(wave),       SIMT_U32_SETTING(simd),  SIMT_U32_SETTING(warps),
+    SIMT_U32_SETTING(workgroups), SIMT_U32_SETTING(cores), SIMT_U32_SETTING(slm),
+    SIMT_U32_SETTING(vregs),      SIMT_U32_SETTING(sregs), SIMT_U32_SETTING(mask_depth),
+    SIMT_U32_SETTING(call_depth), SIMT_U32_SETTING(stack),
 };
+#undef SIMT_U32_SETTING
 
 struct RunRequest {
   std::string program;  // program text (a test file is fine: its header is comments)

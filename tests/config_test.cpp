@@ -633,6 +633,7 @@ TEST(BufferInit, ProgramSeesTheInitialContents) {
   EXPECT_EQ(test::words(*r.outcome, "res"), (std::vector<uint32_t>{1, 2, 255, 0}));
 }
 
+// state.launch.sources, format.header, runner.toml: TOML text must be UTF-8.
 // Debian's toml11 reads out of bounds on a literal string holding bytes that are
 // not UTF-8 (found by fuzz_protocol); every TOML text is checked for UTF-8 first.
 TEST(Utf8, FirstInvalidSequence) {
@@ -672,6 +673,7 @@ TEST(ConfigFile, NotUtf8IsALocatedError) {
   EXPECT_EQ(*e, "l.toml:3: not UTF-8 (byte 0xff); TOML text must be UTF-8");
 }
 
+// state.launch.sources, format.header, runner.toml (bad input gets a located error).
 // The other toml11 failures fuzz_protocol found are refused before toml11 reads the
 // text: a key path through an empty array (a null dereference in toml11) and deep
 // nesting (a stack overflow); equivalent valid documents still read the same.

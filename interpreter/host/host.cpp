@@ -1,6 +1,5 @@
 #include "host/host.h"
 
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>

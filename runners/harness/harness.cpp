@@ -152,10 +152,13 @@ struct Prepared {
 Prepared prepare(const Case& c, const Options& o) {
   Prepared p;
   const TestFile& t = *c.test;
-  host::LoadOptions opt;
   const Settings& s = c.settings;
-  opt.cli = s.overrides();
-  if (!t.sets_max_steps) opt.cli.max_steps = o.max_steps;
+  // runner.protocol.request: the request sets what the test configuration sets (and
+  // the step cap); everything else is the program's directive or the default. The
+  // reference resolves the rest from the same request.
+  p.request = s.request();
+  if (!t.sets_max_steps) p.request.max_steps = o.max_steps;
+  host::LoadOptions opt = runners::load_options(p.request);
   opt.validate_flow = t.validate;
   std::set<std::string> mnemonics;
   exec::LaunchConfig cfg;
@@ -179,10 +182,6 @@ Prepared prepare(const Case& c, const Options& o) {
   }
   p.config = runners::run_config(cfg);
   if (s.policy) p.config.policy = *s.policy;  // an unknown name must reach the runner as written
-  // runner.protocol.request: the request sets what the test configuration sets;
-  // everything else is the program's directive or the default.
-  p.request = s.request();
-  if (!t.sets_max_steps) p.request.max_steps = o.max_steps;
   p.layout.wave = cfg.wave;
   p.layout.simd = cfg.simd_width();
   p.layout.warps = cfg.warps;
