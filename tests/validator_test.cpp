@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -660,6 +661,62 @@ TEST(Pipeline, StagesInOrder) {
   auto f = test::load(lines({".warps 0", ".wave 3", "    exit"}));
   ASSERT_EQ(f.diags.size(), 1u) << show(f.diags);
   EXPECT_EQ(f.diags.first().span.line, 2u);
+}
+
+}  // namespace
+}  // namespace simt
+
+namespace simt {
+namespace {
+
+// valid.report: every validation error of every rejected conformance test names
+// a clause, and that clause is defined in the spec; the formatted line ends with it.
+TEST(ValidReport, EveryErrorNamesADefinedClause) {
+  std::string spec;
+  for (const auto& f : std::filesystem::directory_iterator(test::source_path("spec")))
+    spec += test::read_all(f.path());
+  size_t checked = 0;
+  for (const auto& f : std::filesystem::directory_iterator(test::source_path("suites/valid"))) {
+    auto r = test::load(test::read_all(f.path()));
+    for (const auto& d : r.diags.list()) {
+      if (d.kind != DiagKind::Invalid) continue;
+      SCOPED_TRACE(f.path().string() + ": " + d.message);
+      ASSERT_FALSE(d.clause.empty());
+      EXPECT_NE(spec.find("**[" + d.clause + "]**"), std::string::npos);
+      const std::string line = syntax::format_diag("f", d);
+      EXPECT_EQ(line.substr(line.size() - d.clause.size() - 3), " (" + d.clause + ")");
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20u);
+}
+
+// valid.report: the clause of each kind of error.
+TEST(ValidReport, ClausePerRule) {
+  const std::pair<std::string, const char*> cases[] = {
+      {lines({"    mov v40, 0", "    exit"}), "valid.reg.range"},
+      {lines({"    cmp.eq pt, v1, 0", "    exit"}), "valid.form.dest"},
+      {lines({"    mov %lane, 1", "    exit"}), "valid.form.dest"},
+      {lines({"    add s1, v1, 1", "    exit"}), "valid.form.uniform"},
+      {lines({"    st nowhere[0], 1", "    exit"}), "valid.mem.space"},
+      {lines({"    jmp nowhere"}), "valid.label.defined"},
+      {lines({"a:", "a:", "    exit"}), "valid.label.unique"},
+      {lines({"    pop", "    exit"}), "valid.flow.pop"},
+      {lines({"    lpush", "    invert", "    exit"}), "valid.flow.pop"},
+      {lines({"    ret"}), "valid.flow.ret"},
+      {lines({"    nop"}), "valid.flow.end"},
+      {lines({"l:  nop", "    push pt", "    jmp l"}), "valid.flow.join"},
+      {lines({"    if pt", "    exit"}), "valid.struct.nesting"},
+      {lines({"    else", "    exit"}), "valid.struct.else"},
+      {lines({"    break", "    exit"}), "valid.struct.loopctl"},
+  };
+  for (const auto& [src, clause] : cases) {
+    SCOPED_TRACE(src);
+    auto r = test::load(src);
+    ASSERT_FALSE(r.loaded.has_value());
+    ASSERT_FALSE(r.diags.empty());
+    EXPECT_EQ(r.diags.first().clause, clause) << show(r.diags);
+  }
 }
 
 }  // namespace

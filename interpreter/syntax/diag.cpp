@@ -4,9 +4,9 @@
 
 namespace simt::syntax {
 
-void Diagnostics::add(DiagKind kind, Span span, std::string message) {
+void Diagnostics::add(DiagKind kind, Span span, std::string message, std::string clause) {
   if (list_.size() >= kMaxReported) return;
-  list_.push_back({kind, span, std::move(message)});
+  list_.push_back({kind, span, std::move(message), std::move(clause)});
 }
 
 std::string format_diag(const std::string& file, const Diagnostic& d) {
@@ -25,6 +25,7 @@ std::string format_diag(const std::string& file, const Diagnostic& d) {
       break;
   }
   out += d.message;
+  if (!d.clause.empty()) out += " (" + d.clause + ")";
   return out;
 }
 

@@ -22,11 +22,14 @@ struct Diagnostic {
   DiagKind kind = DiagKind::Syntax;
   Span span;
   std::string message;
+  // The spec clause the input breaks, where one names it (every validation error
+  // does, valid.report); printed after the message in parentheses.
+  std::string clause;
 };
 
 class Diagnostics {
  public:
-  void add(DiagKind kind, Span span, std::string message);
+  void add(DiagKind kind, Span span, std::string message, std::string clause = {});
   bool empty() const { return list_.empty(); }
   size_t size() const { return list_.size(); }
   const std::vector<Diagnostic>& list() const { return list_; }

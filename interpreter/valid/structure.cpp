@@ -34,11 +34,11 @@ void check_structure(const Program& p, syntax::Diagnostics& d) {
         break;
       case StmtKind::Else:
         if (open.empty() || open.back().stmt->kind != StmtKind::If)
-          d.add(DiagKind::Invalid, s.span, "'else' without a matching 'if'");
+          d.add(DiagKind::Invalid, s.span, "'else' without a matching 'if'", "valid.struct.else");
         else if (open.back().seen_else)
-          d.add(
-              DiagKind::Invalid, s.span,
-              "second 'else' for the 'if' on line " + std::to_string(open.back().stmt->span.line));
+          d.add(DiagKind::Invalid, s.span,
+                "second 'else' for the 'if' on line " + std::to_string(open.back().stmt->span.line),
+                "valid.struct.else");
         else
           open.back().seen_else = true;
         break;
@@ -47,7 +47,8 @@ void check_structure(const Program& p, syntax::Diagnostics& d) {
           d.add(DiagKind::Invalid, s.span,
                 open.empty() ? "'endif' without a matching 'if'"
                              : "'endif' closes the 'loop' on line " +
-                                   std::to_string(open.back().stmt->span.line));
+                                   std::to_string(open.back().stmt->span.line),
+                "valid.struct.nesting");
         else
           open.pop_back();
         break;
@@ -56,7 +57,8 @@ void check_structure(const Program& p, syntax::Diagnostics& d) {
           d.add(DiagKind::Invalid, s.span,
                 open.empty() ? "'endloop' without a matching 'loop'"
                              : "'endloop' closes the 'if' on line " +
-                                   std::to_string(open.back().stmt->span.line));
+                                   std::to_string(open.back().stmt->span.line),
+                "valid.struct.nesting");
         else
           open.pop_back();
         break;
@@ -65,7 +67,8 @@ void check_structure(const Program& p, syntax::Diagnostics& d) {
         if (!loops_open())
           d.add(DiagKind::Invalid, s.span,
                 std::string(s.kind == StmtKind::Break ? "'break'" : "'continue'") +
-                    " outside of a loop");
+                    " outside of a loop",
+                "valid.struct.loopctl");
         break;
       default:
         break;
@@ -74,7 +77,8 @@ void check_structure(const Program& p, syntax::Diagnostics& d) {
   for (const auto& o : open)
     d.add(DiagKind::Invalid, o.stmt->span,
           std::string(o.stmt->kind == StmtKind::If ? "'if' is never closed by 'endif'"
-                                                   : "'loop' is never closed by 'endloop'"));
+                                                   : "'loop' is never closed by 'endloop'"),
+          "valid.struct.nesting");
 }
 
 namespace {

@@ -40,15 +40,16 @@ class Validator {
         pcs_.push_back(&s);
         operands(s);
       } else if (s.kind != StmtKind::Label) {
-        d_.add(DiagKind::Invalid, s.span, "structured statement left after expansion");
+        d_.add(DiagKind::Invalid, s.span, "structured statement left after expansion",
+               "branch.struct.expand");
       }
     }
     if (flow && ok_for_flow_) flow_analysis();
   }
 
  private:
-  void err(Span s, std::string m) {
-    d_.add(DiagKind::Invalid, s, std::move(m));
+  void err(Span s, std::string m, const char* clause) {
+    d_.add(DiagKind::Invalid, s, std::move(m), clause);
     ok_for_flow_ = false;
   }
 
@@ -56,11 +57,14 @@ class Validator {
   void buffers() {
     std::map<std::string, const syntax::BufferDecl*> seen;
     for (const auto& b : p_.buffers) {
-      if (b.name == "slm") err(b.span, "'slm' is reserved for shared local memory");
+      if (b.name == "slm")
+        err(b.span, "'slm' is reserved for shared local memory", "valid.buffer.unique");
       auto [it, fresh] = seen.emplace(b.name, &b);
       if (!fresh)
-        err(b.span, "buffer '" + b.name + "' is already declared on line " +
-                        std::to_string(it->second->span.line));
+        err(b.span,
+            "buffer '" + b.name + "' is already declared on line " +
+                std::to_string(it->second->span.line),
+            "valid.buffer.unique");
     }
   }
 
@@ -70,7 +74,7 @@ class Validator {
     for (const auto& s : p_.stmts) {
       if (s.kind == StmtKind::Label) {
         auto [it, fresh] = label_pc_.emplace(s.label, pc);
-        if (!fresh) err(s.span, "label '" + s.label + "' is defined twice");
+        if (!fresh) err(s.span, "label '" + s.label + "' is defined twice", "valid.label.unique");
       } else if (s.kind == StmtKind::Instr) {
         ++pc;
       }
@@ -80,14 +84,20 @@ class Validator {
 
   void value_range(const Operand& o, const syntax::Value& v) {
     if (v.file == RegFile::V && v.index >= c_.vregs)
-      err(o.span, "v" + std::to_string(v.index) + " is out of range: the program has " +
-                      std::to_string(c_.vregs) + " vector registers (.vregs)");
+      err(o.span,
+          "v" + std::to_string(v.index) + " is out of range: the program has " +
+              std::to_string(c_.vregs) + " vector registers (.vregs)",
+          "valid.reg.range");
     if (v.file == RegFile::S && v.index >= c_.sregs)
-      err(o.span, "s" + std::to_string(v.index) + " is out of range: the program has " +
-                      std::to_string(c_.sregs) + " scalar registers (.sregs)");
+      err(o.span,
+          "s" + std::to_string(v.index) + " is out of range: the program has " +
+              std::to_string(c_.sregs) + " scalar registers (.sregs)",
+          "valid.reg.range");
     if (v.file == RegFile::P && v.index >= isa::kNumPreds)
-      err(o.span, "p" + std::to_string(v.index) + " is out of range: predicates are p0 to p" +
-                      std::to_string(isa::kNumPreds - 1));
+      err(o.span,
+          "p" + std::to_string(v.index) + " is out of range: predicates are p0 to p" +
+              std::to_string(isa::kNumPreds - 1),
+          "valid.reg.range");
   }
 
   // valid.reg.range, valid.form.*, valid.mem.space, valid.label.defined
@@ -95,8 +105,10 @@ class Validator {
     const auto& info = isa::info(s.op);
     auto kinds = info.sig.view();
     if (s.operands.size() != kinds.size()) {
-      err(s.span, "'" + std::string(info.mnemonic) + "' needs " + std::to_string(kinds.size()) +
-                      " operands");
+      err(s.span,
+          "'" + std::string(info.mnemonic) + "' needs " + std::to_string(kinds.size()) +
+              " operands",
+          "syntax.instr");
       return;
     }
     bool scalar_form = false;
@@ -112,23 +124,26 @@ class Validator {
             scalar_form = true;
             const auto& si = isa::special_info(static_cast<isa::Special>(o.value.index));
             if (!si.writable)
-              err(o.span, "%" + std::string(si.name) + " is read-only");
+              err(o.span, "%" + std::string(si.name) + " is read-only", "valid.form.dest");
             else if (s.op != Op::Mov)
-              err(o.span, "only 'mov' may write %" + std::string(si.name));
+              err(o.span, "only 'mov' may write %" + std::string(si.name), "valid.form.dest");
           }
           break;
         case OperandKind::PDst:
           if (o.value.file == RegFile::PTrue)
-            err(o.span, "pt is always true and cannot be written");
+            err(o.span, "pt is always true and cannot be written", "valid.form.dest");
           break;
         case OperandKind::Mem:
           if (o.name != "slm" && !has_buffer(o.name))
-            err(o.span, "no buffer named '" + o.name + "' (declare it with .buffer)");
+            err(o.span, "no buffer named '" + o.name + "' (declare it with .buffer)",
+                "valid.mem.space");
           if (o.name == "slm" && c_.slm == 0)
-            err(o.span, "the program uses slm but declares no shared local memory (.slm)");
+            err(o.span, "the program uses slm but declares no shared local memory (.slm)",
+                "valid.mem.space");
           break;
         case OperandKind::Label:
-          if (!label_pc_.count(o.name)) err(o.span, "undefined label '" + o.name + "'");
+          if (!label_pc_.count(o.name))
+            err(o.span, "undefined label '" + o.name + "'", "valid.label.defined");
           break;
         default:
           break;
@@ -143,7 +158,8 @@ class Validator {
               "a scalar destination needs uniform sources; '" +
                   std::string(o.value.file == RegFile::V ? "v" + std::to_string(o.value.index)
                                                          : "%lane") +
-                  "' is per-lane");
+                  "' is per-lane",
+              "valid.form.uniform");
       }
     }
   }
@@ -169,7 +185,7 @@ class Validator {
 
   void flow_analysis() {
     if (size_ == 0) {
-      err(Span{1, 1, 0}, "the program has no instructions");
+      err(Span{1, 1, 0}, "the program has no instructions", "valid.flow.end");
       return;
     }
     // The program entry is analysed as the main context; every call target,
@@ -190,24 +206,27 @@ class Validator {
     std::deque<uint32_t> work;
     at[entry] = AState();
     work.push_back(entry);
-    auto report = [&](uint32_t pc, std::string msg) {
+    auto report = [&](uint32_t pc, std::string msg, const char* clause) {
       if (reported[pc]) return;
       reported[pc] = true;
-      err(pcs_[pc]->span, std::move(msg));
+      err(pcs_[pc]->span, std::move(msg), clause);
     };
     auto flow_to = [&](uint32_t from, uint32_t to, const AState& st) {
       if (to >= size_) {
         report(from,
                main ? "control can run past the end of the program (end it with exit, jmp or ret)"
-                    : "control can run past the end of the program inside the function");
+                    : "control can run past the end of the program inside the function",
+               "valid.flow.end");
         return;
       }
       if (!at[to]) {
         at[to] = st;
         work.push_back(to);
       } else if (*at[to] != st) {
-        report(to, "the mask stack differs where paths join: one path arrives with " +
-                       describe(*at[to]) + ", another with " + describe(st));
+        report(to,
+               "the mask stack differs where paths join: one path arrives with " +
+                   describe(*at[to]) + ", another with " + describe(st),
+               "valid.flow.join");
       }
     };
     const char* where = main ? "" : " in this function";
@@ -228,15 +247,15 @@ class Validator {
           break;
         case Op::Invert:
           if (st.empty())
-            report(pc, std::string("invert with no push open") + where);
+            report(pc, std::string("invert with no push open") + where, "valid.flow.pop");
           else if (st.back() != 'I')
-            report(pc, "invert inside a loop but outside any push of that loop");
+            report(pc, "invert inside a loop but outside any push of that loop", "valid.flow.pop");
           else
             flow_to(pc, pc + 1, st);
           break;
         case Op::Pop:
           if (st.empty())
-            report(pc, std::string("pop with no push open") + where);
+            report(pc, std::string("pop with no push open") + where, "valid.flow.pop");
           else {
             st.pop_back();
             flow_to(pc, pc + 1, st);
@@ -246,13 +265,14 @@ class Validator {
         case Op::Cont:
           if (!has_loop())
             report(pc,
-                   std::string(s.op == Op::Brk ? "brk" : "cont") + " outside of any loop" + where);
+                   std::string(s.op == Op::Brk ? "brk" : "cont") + " outside of any loop" + where,
+                   "valid.flow.pop");
           else
             flow_to(pc, pc + 1, st);
           break;
         case Op::LNext:
           if (st.empty() || st.back() != 'L')
-            report(pc, "lnext with a push still open, or outside a loop");
+            report(pc, "lnext with a push still open, or outside a loop", "valid.flow.pop");
           else
             flow_to(pc, pc + 1, st);
           break;
@@ -268,7 +288,8 @@ class Validator {
           if (t >= size_) {
             report(pc,
                    "call to '" + s.operands[0].name +
-                       "', the end of the program: the called code runs past the last instruction");
+                       "', the end of the program: the called code runs past the last instruction",
+                   "valid.flow.calls");
           } else if (!is_called[t]) {
             is_called[t] = true;
             entries.push_back(t);
@@ -278,10 +299,13 @@ class Validator {
         }
         case Op::Ret:
           if (main)
-            report(pc, "ret outside a called function: the PC stack would underflow");
+            report(pc, "ret outside a called function: the PC stack would underflow",
+                   "valid.flow.ret");
           else if (!st.empty())
-            report(pc, "ret with " + std::to_string(st.size()) + " mask-stack entr" +
-                           (st.size() == 1 ? "y" : "ies") + " still open in the function");
+            report(pc,
+                   "ret with " + std::to_string(st.size()) + " mask-stack entr" +
+                       (st.size() == 1 ? "y" : "ies") + " still open in the function",
+                   "valid.flow.ret");
           break;
         case Op::Exit:
           // With no mask-stack entry open in the kernel's own code, every live lane is
