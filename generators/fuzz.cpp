@@ -41,10 +41,10 @@ Program generate_one(const Invariant& inv, uint64_t seed, int max_size,
 
 Check check_one(const Invariant& inv, uint64_t seed, int max_size, runners::Runner* runner,
                 Program* out) {
-  const bool against_runner = runner && inv.needs_runner;
+  const bool against_runner = runner && (inv.needs_runner || inv.runner_optional);
   Program p = generate_one(inv, seed, max_size, against_runner ? &runner->capabilities() : nullptr);
   OracleContext ctx;
-  ctx.runner = runner;
+  ctx.runner = against_runner ? runner : nullptr;
   ctx.seed = seed;
   Check c = inv.check(p, print(p), ctx);
   if (out) *out = std::move(p);
@@ -202,7 +202,7 @@ FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string
           std::to_string(f.original_instructions) + " instructions): " + first_line(c.message) +
           "; shrinking");
       OracleContext ctx;
-      ctx.runner = o.runner;
+      ctx.runner = o.runner && (inv.needs_runner || inv.runner_optional) ? o.runner : nullptr;
       ctx.seed = seed;
       ShrinkStats ss;
       // The check of the latest accepted candidate is the shrunk program's

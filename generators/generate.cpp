@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "isa/isa.h"
+
 namespace simt::gen {
 
 namespace {
@@ -13,27 +15,78 @@ namespace g = rc::gen;
 struct Ctx {
   Options o;
   int nregs = 1;
-  bool in_loop = false;
-  bool top = true;  // top level of main: exchanges allowed
-  bool in_function = false;
+  bool in_loop = false;  // a structured loop of this context encloses: break/continue allowed
+  bool bar_ok = true;    // every warp passes here exactly once: barriers and exchanges allowed
+  int fn = kMain;        // the context: main or a function index
   int nfunctions = 0;
   bool input = false;
-  int depth = 0;  // nesting of if/loop
-  int loops = 0;  // nesting of loops
+  bool traps = false;       // trap statements allowed (single-warp programs)
+  bool recurse_ok = false;  // a function body outside loops and exec-narrowing regions
+  int depth = 0;            // nesting of if/loop
+  int counted = 0;          // nesting of counted loops
+  int narrow = 0;           // nesting of exec-narrowing regions
+  uint32_t wave = 8;
 };
+
+// Uniform special registers (state.special.*); %exec and its halves only where
+// lanes may communicate (they read the other lanes' activity).
+std::vector<int32_t> uniform_specials(bool with_exec) {
+  std::vector<int32_t> out;
+  for (const auto& s : isa::specials()) {
+    if (s.per_lane) continue;
+    const bool exec =
+        s.id == isa::Special::Exec || s.id == isa::Special::ExecLo || s.id == isa::Special::ExecHi;
+    if (exec && !with_exec) continue;
+    out.push_back(static_cast<int32_t>(s.id));
+  }
+  return out;
+}
+
+Gen<Notation> notation() {
+  return g::weightedElement<Notation>({{6, Notation::Dec},
+                                       {2, Notation::Hex},
+                                       {1, Notation::HexUpper},
+                                       {1, Notation::Bin},
+                                       {1, Notation::NegHex},
+                                       {1, Notation::Padded}});
+}
+
+Gen<Operand> immediate() {
+  return g::exec([] {
+    Operand o;
+    o.k = Operand::K::Imm;
+    o.v =
+        *g::weightedOneOf<int32_t>({{4, g::inRange<int32_t>(-8, 9)}, {1, g::arbitrary<int32_t>()}});
+    o.notation = *notation();
+    return o;
+  });
+}
+
+Gen<Operand> special(const Ctx& c) {
+  return g::map(g::elementOf(uniform_specials(c.o.communicate)), [](int32_t v) {
+    return Operand{Operand::K::Special, v, Notation::Dec};
+  });
+}
 
 Gen<Operand> operand(const Ctx& c) {
   return g::weightedOneOf<Operand>({
       {5, g::map(g::inRange(0, c.nregs),
                  [](int r) {
-                   return Operand{Operand::K::Reg, r};
+                   return Operand{Operand::K::Reg, r, Notation::Dec};
                  })},
-      {3, g::map(g::weightedOneOf<int32_t>(
-                     {{4, g::inRange<int32_t>(-8, 9)}, {1, g::arbitrary<int32_t>()}}),
-                 [](int32_t v) {
-                   return Operand{Operand::K::Imm, v};
-                 })},
-      {2, g::just(Operand{Operand::K::Lane, 0})},
+      {3, immediate()},
+      {2, g::just(Operand{Operand::K::Lane, 0, Notation::Dec})},
+      {1, special(c)},
+      {c.o.communicate ? 1u : 0u, g::just(Operand{Operand::K::Scalar, 0, Notation::Dec})},
+  });
+}
+
+// Operands of scalar-form instructions: uniform only (valid.form.uniform).
+Gen<Operand> uniform_operand(const Ctx& c) {
+  return g::weightedOneOf<Operand>({
+      {4, immediate()},
+      {2, special(c)},
+      {2, g::just(Operand{Operand::K::Scalar, 0, Notation::Dec})},
   });
 }
 
@@ -58,50 +111,80 @@ const std::vector<std::string>& alu_ops() {
   return ops;
 }
 
+Gen<Width> width() {
+  return g::weightedElement<Width>(
+      {{4, Width::W32}, {1, Width::U8}, {1, Width::S8}, {1, Width::U16}, {1, Width::S16}});
+}
+
+// A byte offset inside a word, aligned to the access size (mem.check).
+Gen<int> aligned_offset(Width w) {
+  const int size = static_cast<int>(width_bytes(w));
+  return g::map(g::inRange(0, 4 / size), [size](int i) { return i * size; });
+}
+
 Gen<std::vector<Stmt>> body(Ctx c, int size);
+
+// A statement's kind, by weight among those allowed in context c. The choice
+// shrinks towards the first kinds (plain ALU operations).
+Kind choose_kind(const Ctx& c, int size) {
+  const Options& o = c.o;
+  const bool nest = c.depth < std::min(kMaxDepth - 1, 1 + size / 25);
+  const bool callable = o.calls && (c.fn == kMain ? c.nfunctions > 0 : c.fn + 1 < c.nfunctions);
+  std::vector<std::pair<uint32_t, Kind>> kinds = {
+      {10, Kind::Alu},
+      {3, Kind::Select},
+      {c.input ? 2u : 0u, Kind::LoadInput},
+      {3, Kind::StoreScratch},
+      {3, Kind::LoadScratch},
+      {nest ? 5u : 0u, Kind::If},
+      {nest ? 3u : 0u, Kind::Loop},
+      {c.in_loop ? 2u : 0u, Kind::Break},
+      {c.in_loop ? 2u : 0u, Kind::Continue},
+      {o.exits && c.depth > 0 ? 1u : 0u, Kind::Exit},
+      {callable ? 2u : 0u, Kind::Call},
+      {2, Kind::PredOp},
+      {1, Kind::Nop},
+      {o.raw && nest ? 1u : 0u, Kind::Jump},
+  };
+  if (o.communicate) {
+    kinds.insert(kinds.end(), {{2, Kind::Shfl},
+                               {2, Kind::ShflXor},
+                               {2, Kind::ReadLane},
+                               {1, Kind::Ballot},
+                               {1, Kind::Vote},
+                               {1, Kind::SharedStore},
+                               {1, Kind::SharedLoad},
+                               {c.bar_ok ? 2u : 0u, Kind::Exchange},
+                               {c.bar_ok ? 1u : 0u, Kind::Barrier},
+                               {3, Kind::ScalarAlu},
+                               {1, Kind::ScalarLoad},
+                               {o.raw && nest ? 2u : 0u, Kind::Skip},
+                               {o.raw && nest && c.counted < 2 ? 1u : 0u, Kind::CountedLoop},
+                               {c.recurse_ok ? 2u : 0u, Kind::Recurse},
+                               {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
+                               {c.traps ? 1u : 0u, Kind::Trap}});
+  }
+  uint32_t total = 0;
+  for (const auto& k : kinds) total += k.first;
+  uint32_t r = *g::inRange<uint32_t>(0, total);
+  for (const auto& k : kinds) {
+    if (r < k.first) return k.second;
+    r -= k.first;
+  }
+  return Kind::Alu;
+}
 
 Gen<Stmt> statement(Ctx c, int size) {
   return g::exec([c, size] {
-    const Options& o = c.o;
     Stmt s;
-    const bool nest = c.depth < std::min(kMaxDepth - 1, 1 + size / 25);
-    std::vector<std::pair<uint32_t, Kind>> kinds = {
-        {10, Kind::Alu},
-        {3, Kind::Select},
-        {c.input ? 2u : 0u, Kind::LoadInput},
-        {2, Kind::StoreScratch},
-        {2, Kind::LoadScratch},
-        {nest ? 5u : 0u, Kind::If},
-        {nest ? 3u : 0u, Kind::Loop},
-        {c.in_loop ? 2u : 0u, Kind::Break},
-        {c.in_loop ? 2u : 0u, Kind::Continue},
-        {o.exits && c.depth > 0 ? 1u : 0u, Kind::Exit},
-        {o.calls && !c.in_function && c.nfunctions > 0 ? 2u : 0u, Kind::Call},
-    };
-    if (o.communicate) {
-      kinds.insert(kinds.end(), {{2, Kind::Shfl},
-                                 {2, Kind::ShflXor},
-                                 {2, Kind::ReadLane},
-                                 {1, Kind::Ballot},
-                                 {1, Kind::Vote},
-                                 {1, Kind::SharedStore},
-                                 {1, Kind::SharedLoad},
-                                 {c.top && !c.in_function ? 2u : 0u, Kind::Exchange}});
-    }
-    // A weighted choice that shrinks towards the first kinds (plain ALU operations).
-    uint32_t total = 0;
-    for (const auto& k : kinds) total += k.first;
-    uint32_t r = *g::inRange<uint32_t>(0, total);
-    for (const auto& k : kinds) {
-      if (r < k.first) {
-        s.kind = k.second;
-        break;
-      }
-      r -= k.first;
-    }
+    s.kind = choose_kind(c, size);
     s.dst = *g::inRange(0, c.nregs);
     s.a = *operand(c);
     s.b = *operand(c);
+    s.raw = c.o.raw && *g::weightedElement<bool>({{3, false}, {1, true}});
+    // Bodies of nested statements.
+    Ctx inner = c;
+    inner.depth += 1;
     switch (s.kind) {
       case Kind::Alu:
         s.op = *g::elementOf(alu_ops());
@@ -110,8 +193,11 @@ Gen<Stmt> statement(Ctx c, int size) {
       case Kind::Break:
       case Kind::Continue:
       case Kind::Exit:
+        s.cond = *condition(c);
+        break;
       case Kind::Ballot:
         s.cond = *condition(c);
+        s.op = *g::element<std::string>("ballot", "ballot.hi");
         break;
       case Kind::Vote:
         s.cond = *condition(c);
@@ -120,16 +206,17 @@ Gen<Stmt> statement(Ctx c, int size) {
       case Kind::StoreScratch:
       case Kind::LoadScratch:
         s.slot = *g::inRange(0, kScratchSlots);
+        s.width = *width();
+        s.offset = *aligned_offset(s.width);
+        s.neg = *g::weightedElement<int>({{3, 0}, {1, *g::inRange(1, 65)}});
         break;
       case Kind::Call:
-        s.slot = *g::inRange(0, std::max(1, c.nfunctions));
+        s.slot = *g::inRange(0, kMaxFunctions);
         break;
-      case Kind::ReadLane: {
-        const uint32_t widest =
-            c.o.waves.empty() ? 64 : *std::max_element(c.o.waves.begin(), c.o.waves.end());
-        s.slot = *g::inRange<int>(0, static_cast<int>(widest) + 2);
+      case Kind::ReadLane:
+        s.slot = *g::inRange<int>(0, static_cast<int>(c.wave) + 2);
+        s.limit = *g::weightedElement<int>({{3, 0}, {1, 1}});  // lane from s6
         break;
-      }
       case Kind::ShflXor:
         s.slot = *g::inRange(0, 64);
         break;
@@ -137,27 +224,76 @@ Gen<Stmt> statement(Ctx c, int size) {
       case Kind::SharedLoad:
         s.slot = *g::inRange(0, 2);
         break;
+      case Kind::ScalarAlu:
+        s.op = *g::elementOf(alu_ops());
+        s.a = *uniform_operand(c);
+        s.b = *uniform_operand(c);
+        s.accumulate = *g::weightedElement<bool>({{1, false}, {2, true}});
+        break;
+      case Kind::ScalarLoad:
+        s.width = *width();
+        s.offset = *aligned_offset(s.width);
+        s.slot = *g::inRange(0, 64);
+        s.accumulate = *g::weightedElement<bool>({{1, false}, {3, true}});
+        break;
+      case Kind::PredOp:
+        s.op = *g::element<std::string>("pand", "por", "pxor", "pmov");
+        s.dst = *g::inRange(0, kMaxPred);
+        s.cond.pred = *g::inRange(0, kMaxPred);
+        s.cond.negate = *g::arbitrary<bool>();
+        s.p2 = *g::inRange(0, kMaxPred);
+        s.n2 = *g::arbitrary<bool>();
+        break;
       case Kind::If: {
         s.cond = *condition(c);
-        Ctx inner = c;
-        inner.depth += 1;
-        inner.top = false;
         s.body = *body(inner, size / 2);
         s.has_else = *g::arbitrary<bool>();
         if (s.has_else) s.other = *body(inner, size / 2);
         break;
       }
       case Kind::Loop: {
-        Ctx inner = c;
-        inner.depth += 1;
-        inner.loops += 1;
         inner.in_loop = true;
-        inner.top = false;
+        inner.bar_ok = false;
+        inner.recurse_ok = false;
         s.limit_reg = *g::arbitrary<bool>();
         s.limit = *g::inRange(0, 5);
         s.body = *body(inner, size / 2);
         break;
       }
+      case Kind::Skip:
+        s.cond = *condition(c);
+        inner.bar_ok = false;
+        s.body = *body(inner, size / 2);
+        break;
+      case Kind::Jump:
+        // Dead code: never runs, so it need not be safe; it is still checked by
+        // every validation rule but the flow checks, which only follow reachable paths.
+        inner.bar_ok = false;
+        s.body = *body(inner, std::min(size / 2, 12));
+        break;
+      case Kind::CountedLoop:
+        inner.bar_ok = false;
+        inner.recurse_ok = false;
+        inner.counted += 1;
+        s.limit = *g::inRange(1, 5);
+        s.body = *body(inner, size / 2);
+        break;
+      case Kind::ExecNarrow: {
+        inner.in_loop = false;  // break/continue inside would be re-activated by the restore
+        inner.recurse_ok = false;
+        inner.narrow += 1;
+        const uint64_t full = c.wave == 64 ? ~0ull : (1ull << c.wave) - 1;
+        s.mask = *g::arbitrary<uint64_t>() & full;
+        s.slot = *g::inRange(0, 2);
+        s.body = *body(inner, size / 2);
+        break;
+      }
+      case Kind::Trap:
+        s.slot = *g::inRange(0, static_cast<int>(TrapKind::kCount));
+        s.op = *g::element<std::string>("div", "div.u", "rem", "rem.u");
+        s.limit = *g::inRange(0, 3);
+        s.width = *g::element<Width>(Width::W32, Width::U16, Width::S16);
+        break;
       default:
         break;
     }
@@ -173,7 +309,119 @@ Gen<std::vector<Stmt>> body(Ctx c, int size) {
       max_len, g::container<std::vector<Stmt>>(g::resize(rc::kNominalSize, statement(c, size))));
 }
 
+// Bodies of the livelock oracle's spin loop (oracle.model.spin): every statement
+// maps a register to a function of itself (bitwise with constants, or a constant),
+// or stores or exchanges such values, so each bit of the state repeats with
+// period at most 2 and the whole state repeats within a few iterations.
+Gen<std::vector<Stmt>> spin_body(const Ctx& c, bool barriers) {
+  auto one = g::exec([c, barriers] {
+    Stmt s;
+    const int kind = *g::inRange(0, barriers ? 6 : 5);
+    s.dst = *g::inRange(0, c.nregs);
+    s.a = Operand{Operand::K::Reg, s.dst, Notation::Dec};
+    s.b = *immediate();
+    switch (kind) {
+      case 0:
+        s.kind = Kind::Alu;
+        s.op = *g::element<std::string>("xor", "and", "or");
+        break;
+      case 1:
+        s.kind = Kind::Alu;
+        s.op = "not";
+        break;
+      case 2:
+        s.kind = Kind::Alu;
+        s.op = "mov";
+        s.a = *g::oneOf(immediate(), g::just(Operand{Operand::K::Lane, 0, Notation::Dec}));
+        break;
+      case 3:
+        s.kind = Kind::StoreScratch;
+        s.slot = *g::inRange(0, kScratchSlots);
+        break;
+      case 4:
+        s.kind = Kind::ShflXor;
+        s.a = Operand{Operand::K::Reg, *g::inRange(0, c.nregs), Notation::Dec};
+        s.slot = *g::inRange(0, 64);
+        break;
+      default:
+        s.kind = Kind::Barrier;
+        break;
+    }
+    return s;
+  });
+  return g::resize(6, g::nonEmpty(g::container<std::vector<Stmt>>(one)));
+}
+
+uint32_t mask_need_body(const Program& p, const std::vector<Stmt>& b, int fn, uint32_t budget);
+uint32_t call_need_body(const Program& p, const std::vector<Stmt>& b, int fn, uint32_t budget);
+
+uint32_t mask_need_fn(const Program& p, int f, uint32_t budget) {
+  return mask_need_body(p, p.functions[static_cast<size_t>(f)], f, budget);
+}
+uint32_t call_need_fn(const Program& p, int f, uint32_t budget) {
+  return call_need_body(p, p.functions[static_cast<size_t>(f)], f, budget);
+}
+
+// The most entries pushed at once below a body (branch.push, branch.lpush): an
+// if, a loop and an exit's if push one; a call adds the callee's; recursion
+// repeats the function while the budget lasts.
+uint32_t mask_need_body(const Program& p, const std::vector<Stmt>& b, int fn, uint32_t budget) {
+  uint32_t most = 0;
+  for (const auto& s : b) {
+    uint32_t n = 0;
+    switch (s.kind) {
+      case Kind::If:
+        n = 1 + std::max(mask_need_body(p, s.body, fn, budget),
+                         s.has_else ? mask_need_body(p, s.other, fn, budget) : 0u);
+        break;
+      case Kind::Loop:
+      case Kind::Spin:
+        n = (s.kind == Kind::Spin && s.raw ? 0 : 1) + mask_need_body(p, s.body, fn, budget);
+        break;
+      case Kind::Exit:
+        n = 1;
+        break;
+      case Kind::Call: {
+        int t = call_target(p, fn, s);
+        if (t >= 0) n = mask_need_fn(p, t, budget);
+        break;
+      }
+      case Kind::Recurse:
+        if (fn != kMain && budget > 0) n = mask_need_fn(p, fn, budget - 1);
+        break;
+      default:
+        n = std::max(mask_need_body(p, s.body, fn, budget), mask_need_body(p, s.other, fn, budget));
+        break;
+    }
+    most = std::max(most, n);
+  }
+  return most;
+}
+
+uint32_t call_need_body(const Program& p, const std::vector<Stmt>& b, int fn, uint32_t budget) {
+  uint32_t most = 0;
+  for (const auto& s : b) {
+    uint32_t n =
+        std::max(call_need_body(p, s.body, fn, budget), call_need_body(p, s.other, fn, budget));
+    if (s.kind == Kind::Call) {
+      int t = call_target(p, fn, s);
+      if (t >= 0) n = 1 + call_need_fn(p, t, budget);
+    } else if (s.kind == Kind::Recurse && fn != kMain && budget > 0) {
+      n = 1 + call_need_fn(p, fn, budget - 1);
+    }
+    most = std::max(most, n);
+  }
+  return most;
+}
+
 }  // namespace
+
+uint32_t mask_need(const Program& p) {
+  return mask_need_body(p, p.main, kMain, p.budget);
+}
+uint32_t call_need(const Program& p) {
+  return call_need_body(p, p.main, kMain, p.budget);
+}
 
 Options options_for(const std::string& invariant, const runners::Capabilities* caps) {
   const Invariant* inv = find_invariant(invariant);
@@ -183,13 +431,15 @@ Options options_for(const std::string& invariant, const runners::Capabilities* c
 Options options_for(const Invariant& invariant, const runners::Capabilities* caps) {
   Options o;
   o.communicate = invariant.communicating;
+  o.traps = invariant.traps;
+  o.spin = invariant.spin;
   o.small_mask_depth = invariant.small_mask_depth;
   if (caps) {
-    // The printer runs every program with SIMD width = wave.
     std::vector<uint32_t> waves;
     for (uint32_t w : o.waves)
       if (caps->waves.count(w) && caps->simds.count(w)) waves.push_back(w);
     if (!waves.empty()) o.waves = waves;  // else every program is unsupported, and says so
+    o.simds = caps->simds;
     o.max_warps = std::clamp<uint32_t>(caps->max_warps, 1, o.max_warps);
     o.multi_warp = o.max_warps > 1;
     o.random_policy = caps->policies.count("random") > 0;
@@ -205,6 +455,18 @@ rc::Gen<Program> program(const Options& o) {
         rc::kNominalSize, g::exec([o, size] {
           Program p;
           p.wave = o.waves.empty() ? 32 : *g::elementOf(o.waves);
+          {
+            // simd = wave / k, k in {1, 2, 4} (state.launch.limits), within the runner's.
+            std::vector<uint32_t> simds;
+            for (uint32_t k : {1u, 2u, 4u})
+              if (p.wave % k == 0 && (o.simds.empty() || o.simds.count(p.wave / k)))
+                simds.push_back(p.wave / k);
+            const uint32_t simd =
+                simds.size() > 1 && *g::weightedElement<bool>({{3, false}, {1, true}})
+                    ? *g::elementOf(simds)
+                    : p.wave;
+            p.simd = simd == p.wave ? 0 : simd;
+          }
           if (o.multi_warp) {
             // Counts above max_warps get weight 0 (never chosen).
             auto w = [&](size_t weight, uint32_t total) {
@@ -214,32 +476,64 @@ rc::Gen<Program> program(const Options& o) {
                 {{w(4, 1), 1}, {w(2, 2), 2}, {w(1, 3), 3}, {w(2, 4), 4}});
             p.workgroups =
                 *g::weightedElement<uint32_t>({{w(4, p.warps), 1}, {w(1, 2 * p.warps), 2}});
+            p.cores = *g::weightedElement<uint32_t>({{4, 1}, {1, 2}, {1, 3}});
           }
           if (o.random_policy && *g::weightedElement<bool>({{3, false}, {1, true}})) {
             p.policy = "random";
             p.seed = *g::inRange<uint64_t>(0, 1000);
           }
-          if (o.small_mask_depth && *g::weightedElement<bool>({{3, false}, {1, true}}))
-            p.mask_depth = *g::inRange<uint32_t>(1, 5);
           p.nregs = *g::inRange(1, kMaxData + 1);
           if (*g::arbitrary<bool>()) {
             p.input = *g::container<std::vector<uint32_t>>(
                 p.threads(), g::weightedOneOf<uint32_t>({{3, g::inRange<uint32_t>(0, 16)},
                                                          {1, g::arbitrary<uint32_t>()}}));
           }
-          int nfunctions = o.calls ? *g::inRange(0, 3) : 0;
+          p.budget = *g::inRange<uint32_t>(0, 4);
+          const bool one_warp = p.warps * p.workgroups == 1;
+          const bool traps = o.traps && one_warp && *g::arbitrary<bool>();
+          int nfunctions = o.calls ? *g::inRange(0, kMaxFunctions + 1) : 0;
           Ctx c;
           c.o = o;
           c.nregs = p.nregs;
           c.input = !p.input.empty();
           c.nfunctions = nfunctions;
+          c.traps = traps;
+          c.wave = p.wave;
           for (int f = 0; f < nfunctions; ++f) {
             Ctx fc = c;
-            fc.in_function = true;
-            fc.top = false;
+            fc.fn = f;
+            fc.bar_ok = false;
+            fc.recurse_ok = true;
             p.functions.push_back(*body(fc, size / 2));
           }
           p.main = *body(c, size);
+          if (o.spin) {
+            Stmt s;
+            s.kind = Kind::Spin;
+            s.raw = *g::arbitrary<bool>();
+            // Barriers only where every warp spins: no statement may retire a warp.
+            s.body = *spin_body(c, !o.exits);
+            p.main.push_back(std::move(s));
+          }
+          // Stack depths (oracle.model.traps): at most what the program needs, so
+          // that its deepest path just fits, or one less in trap programs, where
+          // the deepest push or call may overflow. The defaults otherwise, unless
+          // the program needs more (it never overflows without traps).
+          const uint32_t mneed = std::max(1u, mask_need(p)), cneed = std::max(1u, call_need(p));
+          if (o.small_mask_depth && *g::weightedElement<bool>({{3, false}, {1, true}})) {
+            p.mask_depth = *g::inRange<uint32_t>(1, 5);
+          } else if (traps && *g::weightedElement<bool>({{2, false}, {1, true}})) {
+            p.mask_depth = std::max(1u, mneed - *g::inRange<uint32_t>(0, 2));
+          } else if (mneed > 32 || *g::weightedElement<bool>({{5, false}, {1, true}})) {
+            p.mask_depth = mneed;
+          }
+          if (traps && *g::weightedElement<bool>({{2, false}, {1, true}})) {
+            p.call_depth = std::max(1u, cneed - *g::inRange<uint32_t>(0, 2));
+          } else if (cneed > 16 || *g::weightedElement<bool>({{5, false}, {1, true}})) {
+            p.call_depth = cneed;
+          }
+          if (p.mask_depth == 32) p.mask_depth = 0;  // the default (state.launch.defaults)
+          if (p.call_depth == 16) p.call_depth = 0;
           return p;
         }));
   });

@@ -12,19 +12,29 @@
 namespace simt::gen {
 
 struct Options {
-  bool communicate = true;        // cross-lane, shared-memory and exchange statements
+  // Statements whose lanes communicate or that act once per warp (cross-lane,
+  // shared memory, exchanges and barriers, scalar statements, uniform branches,
+  // exec writes, recursion, %exec operands), oracle.gen.options.
+  bool communicate = true;
   bool multi_warp = true;         // more than one warp (and workgroup)
   bool calls = true;              // functions and calls
   bool exits = true;              // exit inside divergent code
   bool small_mask_depth = false;  // sometimes a .mask_depth of 1 to 4
   bool random_policy = true;      // sometimes the random policy with a seed
+  // Trap statements, and mask/call depths at or one below what the program needs,
+  // in single-warp programs (oracle.model.traps).
+  bool traps = true;
+  bool raw = true;    // primitive forms of if and loops, jumps over dead code
+  bool spin = false;  // main ends with a loop that never ends (livelock oracle)
   // The wave sizes to choose from; the first ones are preferred when shrinking.
   std::vector<uint32_t> waves = {8, 4, 16, 32, 1, 2, 64};
+  // SIMD widths a runner supports (empty: any); the program's simd is wave/1, /2 or /4.
+  std::set<uint32_t> simds;
   uint32_t max_warps = 8;  // warps x workgroups
 };
 
 // The generator version, recorded in the origin of regression files.
-inline constexpr int kGeneratorVersion = 1;
+inline constexpr int kGeneratorVersion = 2;
 
 rc::Gen<Program> program(const Options& o);
 
@@ -34,5 +44,10 @@ rc::Gen<Program> program(const Options& o);
 Options options_for(const Invariant& invariant, const runners::Capabilities* caps = nullptr);
 // The same by name (default options for an unknown name).
 Options options_for(const std::string& invariant, const runners::Capabilities* caps = nullptr);
+
+// The most mask-stack entries and PC-stack entries a program can hold at once,
+// over every path (an upper bound: recursion is counted to its budget).
+uint32_t mask_need(const Program& p);
+uint32_t call_need(const Program& p);
 
 }  // namespace simt::gen

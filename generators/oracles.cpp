@@ -8,6 +8,7 @@
 #include "reference.h"
 #include "text/parser.h"
 #include "text/printer.h"
+#include "warp_eval.h"
 
 namespace simt::gen {
 
@@ -51,6 +52,105 @@ std::string first_difference(const std::string& buffer, const std::vector<uint32
   return "";
 }
 
+// The first difference between an expected outcome and an implementation's, in
+// words ("" if they are equal): status, then the event field by field, then the
+// first buffer element (with its thread and lane for per-thread buffers).
+std::string outcome_difference(const model::Outcome& want, const model::Outcome& got,
+                               const Program& p, const std::string& who) {
+  if (want.status != got.status)
+    return "status is " + got.status + ", " + who + " says " + want.status;
+  if (want.event != got.event) {
+    if (!want.event || !got.event) return "the event differs: " + show(got) + " vs " + show(want);
+    const model::Event &w = *want.event, &g = *got.event;
+    auto field = [&](const std::string& name, const std::string& gv, const std::string& wv) {
+      return "event " + name + " is " + gv + ", " + who + " says " + wv;
+    };
+    if (w.name != g.name) return field("name", g.name, w.name);
+    if (w.warp != g.warp) return field("warp", std::to_string(g.warp), std::to_string(w.warp));
+    if (w.pc != g.pc) return field("pc", std::to_string(g.pc), std::to_string(w.pc));
+    if (w.lane != g.lane) return field("lane", std::to_string(g.lane), std::to_string(w.lane));
+    if (w.addr != g.addr) return field("addr", std::to_string(g.addr), std::to_string(w.addr));
+    return field("space", g.space, w.space);
+  }
+  for (const auto& wb : want.buffers) {
+    const model::Buffer* gb = nullptr;
+    for (const auto& b : got.buffers)
+      if (b.name == wb.name) gb = &b;
+    if (!gb) return "there is no output buffer " + wb.name;
+    std::vector<uint32_t> wv(wb.values.begin(), wb.values.end()),
+        gv(gb->values.begin(), gb->values.end());
+    std::string d =
+        first_difference(wb.name, wv, gv, wb.name == "shared" ? 0 : p.threads(), p.wave);
+    if (!d.empty()) return d + " (" + who + ")";
+  }
+  return "";
+}
+
+// The outcome of the program on the implementation under test: the reference in
+// process, or ctx.runner. Unset (with c.unsupported or a failure in c) if it
+// could not be run.
+std::optional<model::Outcome> run_implementation(const host::Loaded& loaded,
+                                                 const std::string& text, OracleContext& ctx,
+                                                 Check& c) {
+  if (!ctx.runner) return runners::to_model(Machine(loaded.program).run());
+  runners::RunRequest req;
+  req.program = text;
+  req.config = runners::run_config(loaded.config);
+  std::vector<std::string> needs = req.config.needs();
+  const Uses uses = uses_of(*loaded.program);
+  for (const auto& f : uses.features) needs.push_back("feature:" + f);
+  for (const auto& m : uses.mnemonics) needs.push_back("instr:" + m);
+  if (auto miss = ctx.runner->capabilities().missing(needs)) {
+    c.unsupported = "the runner lacks " + *miss;
+    return std::nullopt;
+  }
+  runners::RunResult got = ctx.runner->run(req);
+  if (got.kind == runners::RunResult::Kind::Error) {
+    c = fail(ctx.runner->name() + " failed to run the program: " + got.message);
+    return std::nullopt;
+  }
+  if (got.kind == runners::RunResult::Kind::Rejected) {
+    c = fail(ctx.runner->name() + " rejects the program: " + got.message);
+    return std::nullopt;
+  }
+  return got.outcome;
+}
+
+// oracle.invariant.status: the outcome's status is the one the generator meant.
+bool status_as_intended(const Program& p, const std::string& got, const std::string& what,
+                        Check& c) {
+  std::optional<std::string> want = intended_status(p);
+  if (!want || *want == got) return true;
+  c.ok = false;
+  c.message = what + " ends " + got + "; the generator meant it to end " + *want +
+              " (the structured evaluator's status)";
+  return false;
+}
+
+// oracle.invariant.structured
+Check structured(const Program& p, const std::string& text, OracleContext& ctx) {
+  Check c;
+  auto loaded = load(text, c);
+  if (!loaded) return c;
+  StructuredResult want = evaluate_structured(p);
+  if (!want.error.empty())
+    return fail("the structured evaluator cannot run this program: " + want.error);
+  std::optional<model::Outcome> got = run_implementation(*loaded, text, ctx, c);
+  if (!got) return c;
+  c.expected = want.outcome;
+  const std::string who = "the structured evaluator";
+  if (want.status_only) {
+    // The schedule decides which warp traps first: the status alone is defined.
+    c.expected = *got;
+    if (got->status != want.outcome.status)
+      return fail("status is " + got->status + ", " + who + " says " + want.outcome.status);
+    return c;
+  }
+  std::string d = outcome_difference(want.outcome, *got, p, who);
+  if (!d.empty()) c.ok = false, c.message = d;
+  return c;
+}
+
 // oracle.invariant.sequential
 Check sequential(const Program& p, const std::string& text, OracleContext&) {
   Check c;
@@ -87,7 +187,7 @@ Check sequential(const Program& p, const std::string& text, OracleContext&) {
 }
 
 // oracle.invariant.scheduler
-Check scheduler(const Program&, const std::string& text, OracleContext&) {
+Check scheduler(const Program& p, const std::string& text, OracleContext&) {
   Check c;
   struct Run {
     exec::Policy policy;
@@ -114,6 +214,7 @@ Check scheduler(const Program&, const std::string& text, OracleContext&) {
       first = o;
       c.expected = runners::to_model(o);
       c.policies = {"round_robin", "lowest_pc_first", "oldest_first", "random"};
+      if (!status_as_intended(p, c.expected->status, "under round_robin the program", c)) return c;
       continue;
     }
     if (!o.same_result(*first))
@@ -127,7 +228,7 @@ Check scheduler(const Program&, const std::string& text, OracleContext&) {
 }
 
 // oracle.invariant.snapshot
-Check snapshot(const Program&, const std::string& text, OracleContext& ctx) {
+Check snapshot(const Program& p, const std::string& text, OracleContext& ctx) {
   Check c;
   auto loaded = load(text, c);
   if (!loaded) return c;
@@ -138,6 +239,7 @@ Check snapshot(const Program&, const std::string& text, OracleContext& ctx) {
       [&](const exec::TraceRecord& r) { trace.push_back(exec::format_trace(*prog, r)); });
   exec::Outcome o = full.run();
   c.expected = runners::to_model(o);
+  if (!status_as_intended(p, c.expected->status, "the program", c)) return c;
   const uint64_t k = ctx.seed % (o.steps + 1);
   Machine a(prog);
   a.advance(k);
@@ -175,7 +277,7 @@ Check snapshot(const Program&, const std::string& text, OracleContext& ctx) {
 }
 
 // oracle.invariant.expansion
-Check expansion(const Program&, const std::string& text, OracleContext&) {
+Check expansion(const Program& p, const std::string& text, OracleContext&) {
   Check c;
   auto structured = load(text, c);
   if (!structured) return c;
@@ -185,6 +287,7 @@ Check expansion(const Program&, const std::string& text, OracleContext&) {
   Machine m1(structured->program), m2(expanded->program);
   exec::Outcome o1 = m1.run(), o2 = m2.run();
   c.expected = runners::to_model(o1);
+  if (!status_as_intended(p, c.expected->status, "the structured program", c)) return c;
   if (!o1.same_result(o2))
     return c.ok = false,
            c.message =
@@ -197,7 +300,7 @@ Check expansion(const Program&, const std::string& text, OracleContext&) {
 }
 
 // oracle.invariant.roundtrip
-Check roundtrip(const Program&, const std::string& text, OracleContext&) {
+Check roundtrip(const Program& p, const std::string& text, OracleContext&) {
   Check c;
   // The loaded program carries the text's parse; parse again only to explain a
   // text that does not load.
@@ -212,6 +315,7 @@ Check roundtrip(const Program&, const std::string& text, OracleContext&) {
   if (auto problem = text::roundtrip_problem(r.loaded->ast)) return fail(*problem);
   Machine m(r.loaded->program);
   c.expected = runners::to_model(m.run());
+  status_as_intended(p, c.expected->status, "the program", c);
   return c;
 }
 
@@ -234,6 +338,7 @@ Check differential(const Program& p, const std::string& text, OracleContext& ctx
   }
   runners::RunResult ref = runners::run_loaded(loaded->program, false);
   c.expected = ref.outcome;
+  if (!status_as_intended(p, ref.outcome.status, "on the reference the program", c)) return c;
   runners::RunResult got = ctx.runner->run(req);
   if (got.kind == runners::RunResult::Kind::Error)
     return c.ok = false,
@@ -266,7 +371,12 @@ const std::vector<Invariant>& invariants() {
       {.name = "sequential",
        .clauses = {"exec.form", "branch.struct.if", "branch.struct.loop"},
        .check = sequential,
-       .communicating = false},
+       .communicating = false,
+       .traps = false},
+      {.name = "structured",
+       .clauses = {"exec.outcome", "branch.struct.expand", "xlane.inactive", "bar.release"},
+       .check = structured,
+       .runner_optional = true},
       {.name = "scheduler", .clauses = {"exec.sched.independence"}, .check = scheduler},
       {.name = "snapshot", .clauses = {"exec.snapshot"}, .check = snapshot},
       {.name = "expansion", .clauses = {"branch.struct.expand"}, .check = expansion},
@@ -278,6 +388,12 @@ const std::vector<Invariant>& invariants() {
        .small_mask_depth = true},
   };
   return all;
+}
+
+std::optional<std::string> intended_status(const Program& p) {
+  StructuredResult r = evaluate_structured(p);
+  if (!r.error.empty()) return std::nullopt;
+  return r.outcome.status;
 }
 
 const Invariant* find_invariant(const std::string& name) {

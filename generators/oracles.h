@@ -50,9 +50,19 @@ struct Invariant {
   bool communicating = true;      // lanes may communicate (sequential: they never do)
   bool needs_runner = false;      // checks an implementation through a runner
   bool small_mask_depth = false;  // sometimes a tiny mask stack, to reach overflow
+  bool traps = true;              // single-warp programs may trap (oracle.model.traps)
+  bool spin = false;              // programs end in a loop that never ends (livelock)
+  // With --runner, checks that implementation instead of the reference (against
+  // its own oracle); without, the reference.
+  bool runner_optional = false;
 };
 
-// sequential, scheduler, snapshot, expansion, roundtrip, differential.
+// The status a generated program is meant to end with (oracle.invariant.status):
+// the structured evaluator's, or nothing when the program is outside its domain.
+std::optional<std::string> intended_status(const Program& p);
+
+// sequential, structured, scheduler, snapshot, expansion, roundtrip, differential,
+// policy, livelock, validator.
 const std::vector<Invariant>& invariants();
 const Invariant* find_invariant(const std::string& name);
 

@@ -1,30 +1,77 @@
 // The structured program model the generators produce, shrink and print
-// (spec/oracles.md). It is deliberately smaller than the language: data lives in
-// a few vector registers, every loop carries its own termination guard, and the
-// printer adds a fixed prologue and epilogue, so that every generated program is
-// valid whatever the shrinker removes.
+// (spec/oracles.md, oracle.model). It is deliberately smaller than the language:
+// data lives in a few vector registers, every loop carries its own termination
+// guard, and the printer adds a fixed prologue and epilogue, so that every
+// generated program is valid whatever the shrinker removes. Two evaluators run
+// this model directly: the per-lane sequential evaluator (evaluator.h) and the
+// structured warp evaluator (warp_eval.h).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace simt::gen {
 
-// Register conventions of printed programs (oracle.model.registers):
-//   v0 global thread id, v1 its byte address (4 * v0), v2.. the data registers,
-//   v10-v13 loop counters of main, v14-v17 of functions, v20-v23 temporaries,
-//   v24-v27 slm addresses for exchanges, s2 cross-lane results, s3/s4 shared
-//   buffer bases, p0-p7 conditions, p15 loop guards.
-inline constexpr int kMaxData = 8;
-inline constexpr int kMaxPred = 8;
+// Register conventions of printed programs (oracle.model.registers). The
+// evaluators model registers by these numbers, so a statement that writes one
+// of them affects exactly what it affects in the printed program.
+inline constexpr int kMaxData = 8;  // data registers v2 .. v9
+inline constexpr int kMaxPred = 8;  // condition predicates p0 .. p7
 inline constexpr int kScratchSlots = 4;
-inline constexpr int kMaxDepth = 4;
+inline constexpr int kMaxDepth = 4;      // nesting of if/loop blocks (3 levels generated)
+inline constexpr int kMaxFunctions = 3;  // f0, f1, f2
+inline constexpr uint32_t kVregs = 64;   // `.vregs 64`
+inline constexpr uint32_t kSregs = 64;   // `.sregs 64`
+inline constexpr int kAddrTemp = 18;     // v18: base of negative-offset accesses
+inline constexpr int kTrapTemp = 19;     // v19: addresses and divisors of trap statements
+inline constexpr int kDivTemp = 20;      // v20: guarded divisors
+inline constexpr int kSharedTemp = 21;   // v21: shared-buffer addresses
+inline constexpr int kSlmNext = 24;      // v24: the neighbour's SLM word
+inline constexpr int kSlmMine = 26;      // v26: this thread's SLM word (several workgroups)
+inline constexpr int kScalarAcc = 5;     // s5: result of scalar statements
+inline constexpr int kReadLaneReg = 6;   // s6: lane index of readlane with a register
+inline constexpr int kScalarDiv = 7;     // s7: guarded scalar divisors
+inline constexpr int kBudget = 16;       // s16: recursion budget
+inline constexpr int kCountedPred = 8;   // p8: counted-loop back-edge condition
+inline constexpr int kRecursePred = 12;  // p12: recursion guard
+inline constexpr int kVotePred = 14;     // p14: vote results
+inline constexpr int kGuardPred = 15;    // p15: loop guards
+// A function index for the context of main in the helpers below.
+inline constexpr int kMain = -1;
+
+// Loop counter and limit vector registers of structured loops at nesting k of
+// context `fn` (kMain or a function index): main v10-v13 / v28-v31, function i
+// v(36+8i)-v(39+8i) / v(40+8i)-v(43+8i). Each function has its own, so that a
+// call from inside a loop does not disturb the caller's counter.
+int loop_counter(int fn, int k);
+int loop_limit(int fn, int k);
+// Counter of counted loops (scalar) at nesting k: main s8-s11, function i s(24+8i)+k.
+int counted_counter(int fn, int k);
+// Exec saved by an exec-narrowing region at nesting k (0 or 1): bits 0-31 and 32-63.
+int narrow_save_lo(int fn, int k);
+int narrow_save_hi(int fn, int k);
+
+// How an immediate is written (syntax.lex.number): the value is the same.
+enum class Notation : uint8_t {
+  Dec,       // 5, -5
+  Hex,       // 0x1f, the 32-bit pattern in lowercase
+  HexUpper,  // 0x1F
+  Bin,       // 0b101
+  NegHex,    // -0x5 for negative values (else as Hex)
+  Padded,    // 007 (leading zeros), negative values as Dec
+  kCount
+};
 
 struct Operand {
-  enum class K : uint8_t { Reg, Imm, Lane } k = K::Imm;
-  int32_t v = 0;  // Reg: data register index; Imm: the value
+  // Reg: data register `v` (index mod nregs); Imm: the value `v`; Lane: %lane;
+  // Special: the uniform special register with isa::Special index `v`; Scalar: s5.
+  enum class K : uint8_t { Reg, Imm, Lane, Special, Scalar } k = K::Imm;
+  int32_t v = 0;
+  Notation notation = Notation::Dec;  // Imm only
   bool operator==(const Operand&) const = default;
+  bool uniform() const { return k == K::Imm || k == K::Special || k == K::Scalar; }
 };
 
 struct Cond {
@@ -36,59 +83,113 @@ struct Cond {
   bool operator==(const Cond&) const = default;
 };
 
+// Width and extension of a memory access (mem.load, mem.store).
+enum class Width : uint8_t { W32, U8, S8, U16, S16 };
+uint32_t width_bytes(Width w);
+
+// Trap statements (oracle.model.traps): accesses and divisions that raise an
+// event in some lanes, in single-warp programs only.
+enum class TrapKind : uint8_t {
+  VectorDivZero,    // and v19, A, 3; div dst, B, v19: lanes where A mod 4 = 0
+  ScalarDivZero,    // div s5, s5, 0
+  LoadOutOfRange,   // shl v19, v1, slot; ld dst, out[v19]
+  StoreOutOfRange,  // shl v19, v1, slot; st out[v19], A
+  Misaligned,       // add v19, v1, %lane; ld dst, out[v19]
+  ScalarLoadOut,    // ld s5, out[size of out]
+  NegativeAddress,  // ld dst, out[v1-4]: lane 0 of warp 0 wraps to 2^32 - 4
+  kCount
+};
+
 enum class Kind : uint8_t {
   Alu,           // op dst, a[, b] (div/rem through a guarded divisor)
   Select,        // cmp cond; sel dst, p, a, b
   LoadInput,     // ld dst, in[v1]
-  StoreScratch,  // st scratch[v1 + slot * threads * 4], a
-  LoadScratch,   // ld dst, scratch[...]
-  If,            // cond; if [!]p ... [else ...] endif
-  Loop,          // mov vC, 0; [and vL, a, 7]; loop; guard; body; endloop
-  Break,         // cond; break [!]p
-  Continue,      // cond; continue [!]p
+  StoreScratch,  // st{,.8,.16} scratch[v1 + slot area + offset], a   (or through v18 - D)
+  LoadScratch,   // ld{,.u8,.s8,.u16,.s16} dst, scratch[...]
+  If,            // cond; if [!]p ... [else ...] endif   (raw: push/invert/pop)
+  Loop,          // mov vC, 0; [and vL, a, 7]; loop; guard; body; endloop   (raw: primitives)
+  Break,         // cond; break [!]p   (raw: brk)
+  Continue,      // cond; continue [!]p   (raw: cont)
   Exit,          // cond; if p; exit; endif
-  Call,          // call f<slot>
+  Call,          // call f<slot>: from main any function, from f_i a later one
   // Lanes communicate (not in lane-independent programs):
   Shfl,         // shfl dst, a-register, b
   ShflXor,      // shfl.xor dst, a-register, slot
-  ReadLane,     // readlane s2, a-register, slot; mov dst, s2
-  Ballot,       // cond; ballot s2, p; mov dst, s2
-  Vote,         // cond; vote.any/all p7, p; sel dst, p7, 1, 0
+  ReadLane,     // [mov s6, slot;] readlane s2, a-register, slot|s6; mov dst, s2
+  Ballot,       // cond; ballot[.hi] s2, p; mov dst, s2
+  Vote,         // cond; vote.any/all p14, p; sel dst, p14, 1, 0
   SharedStore,  // st shared[...], a  (lanes of a warp may collide; warps never do)
   SharedLoad,   // ld dst, shared[...]
-  Exchange,     // st slm[mine], a; bar; ld dst, slm[neighbour]; bar   (main, top level)
+  Exchange,     // st slm[mine], a; bar; ld dst, slm[neighbour]; bar
+  // Version 2:
+  ScalarAlu,    // op s5, ua, ub (uniform operands); [add dst, dst, s5]
+  PredOp,       // pand/por/pxor pD, [!]pA, [!]pB | pmov pD, [!]pA
+  ScalarLoad,   // ld{,.u8,...} s5, in|out[offset]; [add dst, dst, s5]
+  Skip,         // cond; cbr p, L; body; L:     (taken only when uniform)
+  Jump,         // jmp L; body (never runs); L:
+  CountedLoop,  // mov sC, 0; L: body; add sC, sC, 1; cmp.lt p8, sC, limit; cbr p8, L
+  Recurse,      // guarded call of the enclosing function, budget s16
+  ExecNarrow,   // save exec; exec = exec & mask (writes %exec...); body; restore exec
+  Barrier,      // bar
+  Nop,          // nop
+  Trap,         // a statement that raises an event in some lanes (TrapKind in slot)
+  Spin,         // loop (raw: L:) body; break !pt (raw: jmp L): never ends (livelock oracle)
+  kCount
 };
+std::string_view kind_name(Kind k);
 
 struct Stmt {
   Kind kind = Kind::Alu;
-  std::string op;  // Alu: mnemonic; Vote: vote.any / vote.all
-  int dst = 0;     // data register index
+  std::string op;  // Alu, ScalarAlu, PredOp: mnemonic; Vote: vote.any/all; Ballot: ballot/.hi
+  int dst = 0;     // data register index (PredOp: destination predicate)
   Operand a, b;
   Cond cond;
-  int slot = 0;            // scratch slot, function index, lane, xor mask, shared address mode
-  bool has_else = false;   // If
-  bool limit_reg = false;  // Loop: trip count from (a & 7) instead of the immediate limit
-  int limit = 0;           // Loop: immediate trip count
+  int slot = 0;  // scratch slot, function index, lane, xor mask, shared address mode, trap kind
+  bool has_else = false;     // If
+  bool limit_reg = false;    // Loop: trip count from (a & 7) instead of the immediate limit
+  int limit = 0;             // Loop, CountedLoop: immediate trip count
+  bool raw = false;          // If, Loop, Break, Continue, Spin: printed as primitives
+  Width width = Width::W32;  // StoreScratch, LoadScratch, ScalarLoad
+  int offset = 0;            // memory: byte offset inside the word (aligned to the width)
+  int neg = 0;               // memory: > 0 prints the address as (v18 - neg), v18 = address + neg
+  bool accumulate = false;   // ScalarAlu, ScalarLoad: add s5 into dst afterwards
+  uint64_t mask = 0;         // ExecNarrow: lanes kept
+  int p2 = 0;                // PredOp: second source predicate
+  bool n2 = false;           // PredOp: second source negated
   std::vector<Stmt> body, other;
   bool operator==(const Stmt&) const = default;
 };
 
 struct Program {
   uint32_t wave = 8, warps = 1, workgroups = 1;
+  uint32_t simd = 0;   // 0: the same as wave
+  uint32_t cores = 1;  // only %core observes it
   std::string policy = "round_robin";
   uint64_t seed = 0;
   uint32_t mask_depth = 0;      // 0: the default
+  uint32_t call_depth = 0;      // 0: the default
   int nregs = 1;                // data registers v2 .. v(1 + nregs), stored at the end
+  uint32_t budget = 0;          // recursion budget (s16 at launch)
   std::vector<uint32_t> input;  // the `in` buffer, one value per thread (empty: no buffer)
   std::vector<Stmt> main;
   std::vector<std::vector<Stmt>> functions;
   bool operator==(const Program&) const = default;
 
   uint32_t threads() const { return wave * warps * workgroups; }
+  uint32_t simd_width() const { return simd ? simd : wave; }
 };
 
-// The program as source text (oracle.model.print).
-std::string print(const Program& p);
+// Where each statement's own instructions landed in the printed program
+// (oracle.model.print): the PCs of the instructions a statement emits itself, in
+// order, excluding those of its nested bodies. The structured evaluator takes
+// the PC of an event from here; it is the only thing it takes from the printer.
+struct Layout {
+  std::map<const Stmt*, std::vector<uint32_t>> pcs;
+  uint32_t size = 0;  // instructions in all
+};
+
+// The program as source text (oracle.model.print), and where its statements are.
+std::string print(const Program& p, Layout* layout = nullptr);
 
 // Whether a statement of kind k lets lanes communicate (cross-lane, shared or
 // exchange), and whether any statement of a program does.
@@ -99,5 +200,14 @@ bool uses(const std::vector<Stmt>& b, Kind k);
 bool uses(const Program& p, Kind k);
 // Number of statements, nested ones included.
 size_t statement_count(const Program& p);
+// Statements per kind, nested ones included.
+std::map<Kind, uint64_t> kind_counts(const Program& p);
+
+// The function a Call statement in context `fn` calls, or -1 if it prints nothing
+// (main calls f(slot mod n); f_i calls a later function, if there is one).
+int call_target(const Program& p, int fn, const Stmt& s);
+
+// The 32-bit pattern of the immediate as the printer writes it (syntax.operand.imm).
+std::string imm_text(int64_t value, Notation n);
 
 }  // namespace simt::gen

@@ -101,6 +101,9 @@ std::vector<Program> simplifications(const Program& p) {
       q.seed = 0;
     });
   if (p.mask_depth) with([](Program& q) { q.mask_depth = 0; });
+  if (p.call_depth) with([](Program& q) { q.call_depth = 0; });
+  if (p.simd) with([](Program& q) { q.simd = 0; });
+  if (p.cores > 1) with([](Program& q) { q.cores = 1; });
   // Whole functions, then statements (outermost first), then hoisting bodies.
   for (size_t f = p.functions.size(); f-- > 0;)
     with([f](Program& q) {
@@ -117,7 +120,7 @@ std::vector<Program> simplifications(const Program& p) {
       with([&](Program& q) {
         auto& l = list_at(q, w);
         Stmt s = l[w.index];
-        if (s.kind != Kind::If && s.kind != Kind::Loop) return;
+        if (s.body.empty() && s.other.empty()) return;
         const auto& inner = which == 0 ? s.body : s.other;
         if (which == 1 && !s.has_else) return;
         l.erase(l.begin() + static_cast<std::ptrdiff_t>(w.index));
@@ -158,7 +161,12 @@ std::vector<Program> simplifications(const Program& p) {
         case Kind::LoadInput:
         case Kind::LoadScratch:
         case Kind::Select:
+        case Kind::ScalarLoad:
+        case Kind::Trap:
           s.kind = Kind::Alu, s.op = "mov";
+          break;
+        case Kind::ScalarAlu:  // the same operation in vector form
+          s.kind = Kind::Alu;
           break;
         default:
           break;
@@ -188,6 +196,16 @@ std::vector<Program> simplifications(const Program& p) {
         if (rank(o) < rank(s.cond.b)) s.cond.b = o;
       });
     }
+    edit([](Stmt& s) { s.raw = false; });
+    edit([](Stmt& s) { s.width = Width::W32, s.offset = 0; });
+    edit([](Stmt& s) { s.neg = 0; });
+    edit([](Stmt& s) { s.accumulate = false; });
+    edit([](Stmt& s) {
+      if (s.kind == Kind::ExecNarrow) s.mask = ~0ull;
+    });
+    edit([](Stmt& s) {
+      for (Operand* o : {&s.a, &s.b, &s.cond.a, &s.cond.b}) o->notation = Notation::Dec;
+    });
     edit([](Stmt& s) { s.dst = 0; });
     edit([](Stmt& s) { s.slot = 0; });
     edit([](Stmt& s) {
@@ -199,6 +217,7 @@ std::vector<Program> simplifications(const Program& p) {
   }
   // Fewer data registers, plainer input.
   for (int n = 1; n < p.nregs; ++n) with([n](Program& q) { q.nregs = n; });
+  if (p.budget) with([](Program& q) { q.budget = 0; });
   with([](Program& q) { q.input.clear(); });
   with([](Program& q) { std::fill(q.input.begin(), q.input.end(), 0u); });
   return out;

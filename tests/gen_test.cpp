@@ -39,30 +39,46 @@ void assert_holds(const std::string& invariant, uint64_t seed = 0) {
   RC_TAG(p.warps * p.workgroups > 1 ? "multi-warp" : "one warp");
 }
 
-// oracle.model.print: whatever is generated loads and terminates.
-RC_GTEST_PROP(Generators, EveryProgramLoadsAndCompletes, ()) {
+// oracle.model.print, oracle.invariant.status: whatever is generated loads and
+// ends as the generator meant it to: completed, or (with trap statements or
+// stack limits, in single-warp programs) trapped, or deadlocked when a warp
+// retires before a barrier; never step_limit or livelock.
+RC_GTEST_PROP(Generators, EveryProgramLoadsAndEndsAsIntended, ()) {
   Program p = *gen::program(gen::Options{});
   auto r = host::load(gen::print(p));
   if (!r.loaded) RC_FAIL(r.diags.format("generated") + gen::print(p));
   exec::Machine m(r.loaded->program);
   auto o = m.run();
-  RC_ASSERT(o.status == exec::Status::Completed);
+  const auto want = gen::intended_status(p);
+  RC_ASSERT(want.has_value());
+  RC_ASSERT(std::string(exec::status_name(o.status)) == *want);
+  RC_ASSERT(o.status != exec::Status::StepLimit && o.status != exec::Status::Livelock);
+  if (p.warps * p.workgroups > 1) RC_ASSERT(o.status != exec::Status::Trapped);
+  RC_CLASSIFY(o.status == exec::Status::Trapped, "trapped");
+  RC_CLASSIFY(o.status == exec::Status::Deadlock, "deadlock");
 }
 
 // oracle.gen.options: each invariant generates from its own options.
 TEST(Generators, OptionsPerInvariant) {
-  size_t communicating = 0, small_depth = 0, sequential_communicating = 0;
+  size_t communicating = 0, small_depth = 0, sequential_communicating = 0, exact = 0;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     for (const char* inv : {"sequential", "scheduler", "differential"}) {
       Program p = gen::generate_one(*gen::find_invariant(inv), seed, 100);
+      const bool one_warp = p.warps * p.workgroups == 1;
       if (std::string(inv) == "sequential") {
         sequential_communicating += gen::communicates(p);
-        EXPECT_EQ(p.mask_depth, 0u);
+        // oracle.model.traps: a stack limit is never below what the program needs.
+        EXPECT_TRUE(p.mask_depth == 0 || p.mask_depth >= gen::mask_need(p)) << gen::print(p);
+        EXPECT_TRUE(p.call_depth == 0 || p.call_depth >= gen::call_need(p)) << gen::print(p);
+        exact += p.mask_depth != 0 && p.mask_depth == gen::mask_need(p);
       } else if (std::string(inv) == "scheduler") {
         communicating += gen::communicates(p);
-        EXPECT_EQ(p.mask_depth, 0u);
-      } else if (p.mask_depth != 0) {
-        EXPECT_LE(p.mask_depth, 4u);
+        if (!one_warp) {
+          EXPECT_TRUE(p.mask_depth == 0 || p.mask_depth >= gen::mask_need(p)) << gen::print(p);
+          EXPECT_TRUE(p.call_depth == 0 || p.call_depth >= gen::call_need(p)) << gen::print(p);
+          EXPECT_FALSE(gen::uses(p, gen::Kind::Trap)) << gen::print(p);
+        }
+      } else if (p.mask_depth != 0 && p.mask_depth <= 4) {
         ++small_depth;
       }
     }
@@ -70,6 +86,7 @@ TEST(Generators, OptionsPerInvariant) {
   EXPECT_EQ(sequential_communicating, 0u);
   EXPECT_GT(communicating, 30u);
   EXPECT_GT(small_depth, 30u);
+  EXPECT_GT(exact, 10u);  // stack depths at their limits
 }
 
 // oracle.invariant.*

@@ -1,0 +1,89 @@
+#include "spec_alu.h"
+
+#include <algorithm>
+#include <bit>
+#include <set>
+
+namespace simt::gen::spec {
+
+namespace {
+
+int32_t s32(uint32_t x) {
+  return static_cast<int32_t>(x);
+}
+uint32_t u32(int64_t x) {
+  return static_cast<uint32_t>(static_cast<uint64_t>(x));
+}
+
+}  // namespace
+
+bool is_unary(const std::string& op) {
+  static const std::set<std::string> ops = {"mov", "not", "popc"};
+  return ops.count(op) > 0;
+}
+bool is_division(const std::string& op) {
+  static const std::set<std::string> ops = {"div", "div.u", "rem", "rem.u"};
+  return ops.count(op) > 0;
+}
+bool is_binary(const std::string& op) {
+  static const std::set<std::string> ops = {
+      "add", "sub", "mul", "mulhi", "mulhi.u", "div", "div.u", "rem",   "rem.u", "and",
+      "or",  "xor", "shl", "shr",   "sra",     "min", "max",   "min.u", "max.u"};
+  return ops.count(op) > 0;
+}
+bool is_compare(const std::string& cmp) {
+  static const std::set<std::string> ops = {"cmp.eq",   "cmp.ne",  "cmp.lt",   "cmp.le",
+                                            "cmp.gt",   "cmp.ge",  "cmp.lt.u", "cmp.le.u",
+                                            "cmp.gt.u", "cmp.ge.u"};
+  return ops.count(cmp) > 0;
+}
+
+uint32_t alu(const std::string& op, uint32_t a, uint32_t b) {
+  const int32_t sa = s32(a), sb = s32(b);
+  if (op == "mov") return a;                                           // alu.mov
+  if (op == "not") return ~a;                                          // alu.not
+  if (op == "popc") return static_cast<uint32_t>(std::popcount(a));    // alu.popc
+  if (op == "add") return a + b;                                       // alu.add
+  if (op == "sub") return a - b;                                       // alu.sub
+  if (op == "mul") return a * b;                                       // alu.mul
+  if (op == "mulhi") return u32((int64_t{sa} * int64_t{sb}) >> 32);    // alu.mulhi
+  if (op == "mulhi.u") return u32((uint64_t{a} * uint64_t{b}) >> 32);  // alu.mulhi
+  if (op == "div") {                                                   // alu.div
+    if (sa == INT32_MIN && sb == -1) return a;
+    return static_cast<uint32_t>(sa / sb);  // C++ truncates toward zero
+  }
+  if (op == "div.u") return a / b;
+  if (op == "rem") {  // alu.rem
+    if (sa == INT32_MIN && sb == -1) return 0;
+    return static_cast<uint32_t>(sa % sb);  // C++: the sign of the dividend
+  }
+  if (op == "rem.u") return a % b;
+  if (op == "and") return a & b;  // alu.bitwise
+  if (op == "or") return a | b;
+  if (op == "xor") return a ^ b;
+  if (op == "shl") return a << (b % 32);  // alu.shift
+  if (op == "shr") return a >> (b % 32);
+  if (op == "sra") return static_cast<uint32_t>(sa >> (b % 32));    // arithmetic in C++20
+  if (op == "min") return static_cast<uint32_t>(std::min(sa, sb));  // alu.minmax
+  if (op == "max") return static_cast<uint32_t>(std::max(sa, sb));
+  if (op == "min.u") return std::min(a, b);
+  if (op == "max.u") return std::max(a, b);
+  return 0;  // unreachable: callers check the mnemonic
+}
+
+bool compare(const std::string& cmp, uint32_t a, uint32_t b) {
+  const int32_t sa = s32(a), sb = s32(b);
+  if (cmp == "cmp.eq") return a == b;
+  if (cmp == "cmp.ne") return a != b;
+  if (cmp == "cmp.lt") return sa < sb;
+  if (cmp == "cmp.le") return sa <= sb;
+  if (cmp == "cmp.gt") return sa > sb;
+  if (cmp == "cmp.ge") return sa >= sb;
+  if (cmp == "cmp.lt.u") return a < b;
+  if (cmp == "cmp.le.u") return a <= b;
+  if (cmp == "cmp.gt.u") return a > b;
+  if (cmp == "cmp.ge.u") return a >= b;
+  return false;  // unreachable: callers check the mnemonic
+}
+
+}  // namespace simt::gen::spec
