@@ -433,6 +433,7 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
   o.communicate = invariant.communicating;
   o.traps = invariant.traps;
   o.spin = invariant.spin;
+  if (o.spin) o.exits = false;  // every warp reaches the spin (oracle.model.spin)
   o.small_mask_depth = invariant.small_mask_depth;
   if (caps) {
     std::vector<uint32_t> waves;
@@ -507,7 +508,7 @@ rc::Gen<Program> program(const Options& o) {
             p.functions.push_back(*body(fc, size / 2));
           }
           p.main = *body(c, size);
-          if (o.spin) {
+          if (o.spin && *g::arbitrary<bool>()) {
             Stmt s;
             s.kind = Kind::Spin;
             s.raw = *g::arbitrary<bool>();

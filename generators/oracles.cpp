@@ -6,6 +6,7 @@
 #include "host/host.h"
 #include "isa/isa.h"
 #include "reference.h"
+#include "rule_oracles.h"
 #include "text/parser.h"
 #include "text/printer.h"
 #include "warp_eval.h"
@@ -381,6 +382,16 @@ const std::vector<Invariant>& invariants() {
       {.name = "snapshot", .clauses = {"exec.snapshot"}, .check = snapshot},
       {.name = "expansion", .clauses = {"branch.struct.expand"}, .check = expansion},
       {.name = "roundtrip", .clauses = {"syntax.print.roundtrip"}, .check = roundtrip},
+      {.name = "policy",
+       .clauses = {"exec.sched.round_robin", "exec.sched.lowest_pc_first",
+                   "exec.sched.oldest_first", "exec.sched.random", "exec.step.order"},
+       .check = policy_oracle},
+      {.name = "livelock",
+       .clauses = {"exec.livelock", "exec.status.livelock", "exec.status.step_limit"},
+       .check = livelock_oracle,
+       .traps = false,
+       .spin = true},
+      {.name = "validator", .clauses = {"valid.report"}, .check = validator_oracle},
       {.name = "differential",
        .clauses = {"exec.outcome"},
        .check = differential,
