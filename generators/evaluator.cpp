@@ -151,7 +151,7 @@ class Checker {
         cond(s.cond);
         break;
       case Kind::Exit:
-        cond(s.cond);
+        if (!s.raw) cond(s.cond);
         break;
       default:  // Call, Jump (its body never runs), Nop
         break;
@@ -350,6 +350,7 @@ class Lane {
       case Kind::Continue:
         return cond(s.cond) ? Flow::Continue : Flow::Next;
       case Kind::Exit:
+        if (s.raw) return Flow::Exit;                   // exit
         return cond(s.cond) ? Flow::Exit : Flow::Next;  // if p; exit; endif
       case Kind::Call: {
         const int t = call_target(p_, fn, s);

@@ -379,7 +379,7 @@ uint32_t mask_need_body(const Program& p, const std::vector<Stmt>& b, int fn, ui
         n = (s.kind == Kind::Spin && s.raw ? 0 : 1) + mask_need_body(p, s.body, fn, budget);
         break;
       case Kind::Exit:
-        n = 1;
+        n = s.raw ? 0 : 1;
         break;
       case Kind::Call: {
         int t = call_target(p, fn, s);

@@ -387,6 +387,10 @@ class Printer {
         break;
       }
       case Kind::Exit: {
+        if (s.raw) {  // every active lane retires
+          line("exit", &s);
+          break;
+        }
         std::string pr = cond(s.cond, &s);
         line("if " + pr, &s);
         line("    exit", &s);

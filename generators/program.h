@@ -110,7 +110,7 @@ enum class Kind : uint8_t {
   Loop,          // mov vC, 0; [and vL, a, 7]; loop; guard; body; endloop   (raw: primitives)
   Break,         // cond; break [!]p   (raw: brk)
   Continue,      // cond; continue [!]p   (raw: cont)
-  Exit,          // cond; if p; exit; endif
+  Exit,          // cond; if p; exit; endif   (raw: exit, every active lane)
   Call,          // call f<slot>: from main any function, from f_i a later one
   // Lanes communicate (not in lane-independent programs):
   Shfl,         // shfl dst, a-register, b
@@ -148,7 +148,7 @@ struct Stmt {
   bool has_else = false;     // If
   bool limit_reg = false;    // Loop: trip count from (a & 7) instead of the immediate limit
   int limit = 0;             // Loop, CountedLoop: immediate trip count
-  bool raw = false;          // If, Loop, Break, Continue, Spin: printed as primitives
+  bool raw = false;          // If, Loop, Break, Continue, Exit, Spin: as primitives
   Width width = Width::W32;  // StoreScratch, LoadScratch, ScalarLoad
   int offset = 0;            // memory: byte offset inside the word (aligned to the width)
   int neg = 0;               // memory: > 0 prints the address as (v18 - neg), v18 = address + neg

@@ -142,36 +142,42 @@ std::vector<Program> simplifications(const Program& p) {
       std::erase_if(
           s.body, [](const Stmt& b) { return b.kind == Kind::Break || b.kind == Kind::Continue; });
     });
+  // A statement that becomes `mov dst, a` keeps its operand a, or takes 1: a
+  // load or cross-lane result often matters only for being non-zero.
   for (const auto& w : stmts)
-    with([&](Program& q) {
-      Stmt& s = list_at(q, w)[w.index];
-      switch (s.kind) {
-        case Kind::SharedStore:
-          s.kind = Kind::StoreScratch, s.slot = 0;
-          break;
-        case Kind::SharedLoad:
-        case Kind::Exchange:
-          s.kind = Kind::LoadScratch, s.slot = 0;
-          break;
-        case Kind::Shfl:
-        case Kind::ShflXor:
-        case Kind::ReadLane:
-        case Kind::Ballot:
-        case Kind::Vote:
-        case Kind::LoadInput:
-        case Kind::LoadScratch:
-        case Kind::Select:
-        case Kind::ScalarLoad:
-        case Kind::Trap:
-          s.kind = Kind::Alu, s.op = "mov";
-          break;
-        case Kind::ScalarAlu:  // the same operation in vector form
-          s.kind = Kind::Alu;
-          break;
-        default:
-          break;
-      }
-    });
+    for (bool set_one : {false, true})
+      with([&](Program& q) {
+        Stmt& s = list_at(q, w)[w.index];
+        const Kind before = s.kind;
+        switch (s.kind) {
+          case Kind::SharedStore:
+            s.kind = Kind::StoreScratch, s.slot = 0;
+            break;
+          case Kind::SharedLoad:
+          case Kind::Exchange:
+            s.kind = Kind::LoadScratch, s.slot = 0;
+            break;
+          case Kind::Shfl:
+          case Kind::ShflXor:
+          case Kind::ReadLane:
+          case Kind::Ballot:
+          case Kind::Vote:
+          case Kind::LoadInput:
+          case Kind::LoadScratch:
+          case Kind::Select:
+          case Kind::ScalarLoad:
+          case Kind::Trap:
+            s.kind = Kind::Alu, s.op = "mov";
+            break;
+          case Kind::ScalarAlu:  // the same operation in vector form
+            s.kind = Kind::Alu;
+            break;
+          default:
+            break;
+        }
+        if (set_one && s.kind == Kind::Alu && s.op == "mov" && before != Kind::Alu)
+          s.a = Operand{Operand::K::Imm, 1};
+      });
   // Smaller pieces of statements.
   const Operand zero{Operand::K::Imm, 0}, one{Operand::K::Imm, 1};
   for (const auto& w : stmts) {
@@ -180,7 +186,8 @@ std::vector<Program> simplifications(const Program& p) {
     edit([](Stmt& s) { s.limit_reg = false; });
     edit([](Stmt& s) { s.limit = std::min(s.limit, 1); });
     edit([](Stmt& s) { s.cond.negate = false; });
-    edit([](Stmt& s) { s.cond.reuse = false; });
+    // Towards fewer instructions: a reused predicate needs no compare, a raw exit no if.
+    edit([](Stmt& s) { s.cond.reuse = true; });
     edit([](Stmt& s) { s.cond.pred = 0; });
     for (const Operand& o : {zero, one, Operand{Operand::K::Lane, 0}}) {
       edit([&](Stmt& s) {
@@ -196,7 +203,7 @@ std::vector<Program> simplifications(const Program& p) {
         if (rank(o) < rank(s.cond.b)) s.cond.b = o;
       });
     }
-    edit([](Stmt& s) { s.raw = false; });
+    edit([](Stmt& s) { s.raw = s.kind == Kind::Exit; });
     edit([](Stmt& s) { s.width = Width::W32, s.offset = 0; });
     edit([](Stmt& s) { s.neg = 0; });
     edit([](Stmt& s) { s.accumulate = false; });

@@ -680,7 +680,13 @@ Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
       return E & ~m;
     }
     case Kind::Exit: {
-      // if p; exit; endif (branch.exit): the lanes retire for good.
+      // if p; exit; endif (branch.exit): the lanes retire for good. Raw: `exit`
+      // alone, every active lane.
+      if (s.raw) {
+        w_.live &= ~E;
+        if (w_.live == 0) throw WarpDone{};
+        return 0;
+      }
       const Set m = E & cond(s.cond, E);
       push(s, s.cond.reuse ? 0 : 1);
       w_.live &= ~m;
