@@ -1,12 +1,24 @@
-// `simtspec fuzz --jobs N` (spec/oracles.md, oracle.fuzz): the records worker
-// processes send.
+// `simtspec fuzz --jobs N` (spec/oracles.md, oracle.fuzz): worker processes, the
+// records they send, and results that do not depend on the number of jobs.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "fuzz.h"
 #include "fuzz_wire.h"
+#include "generate.h"
+#include "process.h"
+#include "support.h"
 
 namespace simt {
 namespace {
 
+namespace fs = std::filesystem;
 using gen::wire::ItemResult;
 
 // ---------------------------------------------------------------------------
@@ -101,6 +113,267 @@ TEST(FuzzWire, FramesSurviveAnySplit) {
   EXPECT_EQ(j, 3u);
   EXPECT_EQ(k, 77u);
   EXPECT_FALSE(gen::wire::decode_batch(std::string("\x05\x01", 2)).has_value());
+}
+
+// ---------------------------------------------------------------------------
+// Runs
+
+struct Logged {
+  gen::FuzzResult result;
+  std::string log;
+};
+
+Logged fuzz(gen::FuzzOptions o, uint32_t jobs) {
+  o.jobs = jobs;
+  Logged l;
+  l.result = gen::fuzz(o, [&](const std::string& line) { l.log += line + "\n"; });
+  return l;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+// What must not depend on the number of jobs (oracle.fuzz): everything but times.
+void expect_same(const gen::FuzzResult& a, const gen::FuzzResult& b) {
+  EXPECT_EQ(a.programs, b.programs);
+  ASSERT_EQ(a.stats.size(), b.stats.size());
+  for (const auto& [name, st] : a.stats) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(b.stats.count(name));
+    const auto& sb = b.stats.at(name);
+    EXPECT_EQ(st.programs, sb.programs);
+    EXPECT_EQ(st.failures, sb.failures);
+    EXPECT_EQ(st.unsupported, sb.unsupported);
+    EXPECT_EQ(st.unsupported_reason, sb.unsupported_reason);
+    EXPECT_EQ(st.errors, sb.errors);
+    EXPECT_EQ(st.counters, sb.counters);
+  }
+  ASSERT_EQ(a.failures.size(), b.failures.size());
+  for (size_t i = 0; i < a.failures.size(); ++i) {
+    EXPECT_EQ(a.failures[i].invariant, b.failures[i].invariant);
+    EXPECT_EQ(a.failures[i].seed, b.failures[i].seed);
+    EXPECT_EQ(a.failures[i].message, b.failures[i].message);
+    EXPECT_EQ(a.failures[i].original_message, b.failures[i].original_message);
+    EXPECT_EQ(gen::print(a.failures[i].shrunk), gen::print(b.failures[i].shrunk));
+    EXPECT_EQ(fs::path(a.failures[i].file).filename(), fs::path(b.failures[i].file).filename());
+  }
+}
+
+// oracle.fuzz, oracle.regress, oracle.fuzz.seeds: a differential run against a
+// faulty implementation reports the same failure, writes the same regression
+// file and prints the same log (reproduce line included) with 1, 2 and 3 jobs;
+// the failure is the failing program with the lowest number, and the programs
+// counted are exactly those up to it.
+TEST(FuzzJobs, DifferentialFailureIsTheSameForAnyNumberOfJobs) {
+  const fs::path base = fs::temp_directory_path() / ("simtspec_jobs_" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  auto open = [] {
+    auto spec = runners::parse_process_spec(test::faulty_runner_toml("readlane-off-by-one"),
+                                            "readlane.toml");
+    return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
+  };
+  auto runner = open();
+  gen::FuzzOptions o;
+  o.invariants = {"differential"};
+  o.seed = 20261122;
+  o.count = 4000;
+  o.runner = runner.get();
+  o.runner_factory = open;
+  o.runner_arg = "/somewhere/readlane.toml";
+  std::map<uint32_t, Logged> runs;
+  for (uint32_t jobs : {1u, 2u, 3u}) {
+    o.out_dir = (base / std::to_string(jobs)).string();
+    runs[jobs] = fuzz(o, jobs);
+    SCOPED_TRACE(jobs);
+    ASSERT_EQ(runs[jobs].result.failures.size(), 1u) << runs[jobs].log;
+    EXPECT_TRUE(runs[jobs].result.errors.empty()) << runs[jobs].log;
+  }
+  for (uint32_t jobs : {2u, 3u}) {
+    SCOPED_TRACE(jobs);
+    expect_same(runs[1].result, runs[jobs].result);
+    EXPECT_EQ(replace_all(runs[1].log, (base / "1").string(), "OUT"),
+              replace_all(runs[jobs].log, (base / std::to_string(jobs)).string(), "OUT"));
+    EXPECT_EQ(test::read_all(runs[1].result.failures[0].file),
+              test::read_all(runs[jobs].result.failures[0].file));
+  }
+  const gen::FuzzFailure& f = runs[1].result.failures[0];
+  EXPECT_NE(
+      runs[2].log.find("  reproduce: " + o.simtspec + " fuzz --invariant differential --seed " +
+                       std::to_string(f.seed) + " --count 1 --runner /somewhere/readlane.toml\n"),
+      std::string::npos)
+      << runs[2].log;
+  EXPECT_EQ(fs::path(f.file).filename().string(),
+            "differential_seed" + std::to_string(f.seed) + ".simt");
+  // The lowest failing program, found one by one.
+  uint64_t k = 0;
+  const gen::Invariant& inv = *gen::find_invariant("differential");
+  while (k < o.count && gen::check_one(inv, o.seed + k, o.max_size, runner.get()).ok) ++k;
+  EXPECT_EQ(f.seed, o.seed + k);
+  EXPECT_EQ(runs[2].result.programs, k + 1);
+  runner->shutdown();
+  fs::remove_all(base);
+}
+
+// oracle.fuzz: where failures are dense, the one reported is still the lowest
+// numbered for each invariant, whichever worker finds which first. Failures are
+// planted through after_check (so the re-check finds none: not shrunk, nothing
+// written, said so in the log).
+TEST(FuzzJobs, TheFirstFailureIsTheLowestNumberedOne) {
+  gen::FuzzOptions o;
+  o.invariants = {"sequential", "roundtrip", "expansion"};
+  o.seed = 1000;
+  o.count = 300;
+  // sequential fails from program 40 on, roundtrip on every 7th from 11,
+  // expansion never.
+  o.after_check = [](const gen::Invariant& inv, uint64_t seed, const gen::Program&, gen::Check& c) {
+    const uint64_t k = seed - 1000;
+    if ((inv.name == "sequential" && k >= 40) || (inv.name == "roundtrip" && k >= 11 && k % 7 == 4))
+      c.ok = false, c.message = "planted at " + std::to_string(k);
+  };
+  const Logged one = fuzz(o, 1);
+  ASSERT_EQ(one.result.failures.size(), 2u) << one.log;
+  EXPECT_EQ(one.result.failures[0].invariant, "roundtrip");
+  EXPECT_EQ(one.result.failures[0].seed, 1011u);
+  EXPECT_EQ(one.result.failures[1].invariant, "sequential");
+  EXPECT_EQ(one.result.failures[1].seed, 1040u);
+  EXPECT_EQ(one.result.stats.at("roundtrip").programs, 12u);
+  EXPECT_EQ(one.result.stats.at("sequential").programs, 41u);
+  EXPECT_EQ(one.result.stats.at("expansion").programs, 300u);
+  EXPECT_TRUE(one.result.failures[0].file.empty());
+  EXPECT_NE(one.log.find("sequential: it did not fail when checked again, so it is not shrunk"),
+            std::string::npos)
+      << one.log;
+  for (uint32_t jobs : {2u, 4u}) {
+    SCOPED_TRACE(jobs);
+    const Logged many = fuzz(o, jobs);
+    expect_same(one.result, many.result);
+    EXPECT_EQ(one.log, many.log);
+  }
+}
+
+// oracle.fuzz: counts a check reports (Check::counts, here added by after_check
+// in whichever process checked the program) are summed per invariant over the
+// programs counted, the same for any number of jobs.
+TEST(FuzzJobs, CountersFromWorkersAreSummed) {
+  gen::FuzzOptions o;
+  o.invariants = {"sequential", "scheduler"};
+  o.seed = 77;
+  o.count = 250;
+  o.after_check = [](const gen::Invariant&, uint64_t, const gen::Program& p, gen::Check& c) {
+    c.counts["programs"] += 1;
+    c.counts["statements"] += gen::statement_count(p);
+    c.counts["wave." + std::to_string(p.wave)] += 1;
+  };
+  // The sums, computed here from the programs themselves.
+  std::map<std::string, std::map<std::string, uint64_t>> want;
+  for (const auto& name : o.invariants)
+    for (uint64_t k = 0; k < o.count; ++k) {
+      gen::Program p = gen::generate_one(*gen::find_invariant(name), o.seed + k, o.max_size);
+      auto& w = want[name];
+      w["programs"] += 1;
+      w["statements"] += gen::statement_count(p);
+      w["wave." + std::to_string(p.wave)] += 1;
+    }
+  for (uint32_t jobs : {1u, 2u, 3u}) {
+    SCOPED_TRACE(jobs);
+    const Logged l = fuzz(o, jobs);
+    ASSERT_TRUE(l.result.failures.empty()) << l.log;
+    for (const auto& name : o.invariants) EXPECT_EQ(l.result.stats.at(name).counters, want[name]);
+  }
+}
+
+// oracle.fuzz: a worker process that dies does not end the run: the program it
+// was checking is an error (with the command that reproduces it), the others it
+// held are checked by another worker, and every program is accounted for.
+TEST(FuzzJobs, AWorkerThatDiesIsAnErrorForItsProgram) {
+  const pid_t parent = ::getpid();
+  gen::FuzzOptions o;
+  o.invariants = {"sequential", "roundtrip"};
+  o.seed = 500;
+  o.count = 200;
+  o.after_check = [parent](const gen::Invariant& inv, uint64_t seed, const gen::Program&,
+                           gen::Check&) {
+    if (::getpid() == parent) return;
+    if (inv.name == "sequential" && seed == 530) ::raise(SIGKILL);
+    if (inv.name == "roundtrip" && seed == 610) ::_exit(3);
+  };
+  for (uint32_t jobs : {2u, 3u}) {
+    SCOPED_TRACE(jobs);
+    const Logged l = fuzz(o, jobs);
+    ASSERT_EQ(l.result.errors.size(), 2u) << l.log;
+    EXPECT_EQ(l.result.errors[0].invariant, "sequential");
+    EXPECT_EQ(l.result.errors[0].seed, std::optional<uint64_t>(530));
+    EXPECT_NE(l.result.errors[0].message.find("was killed by signal 9"), std::string::npos)
+        << l.result.errors[0].message;
+    EXPECT_EQ(l.result.errors[1].invariant, "roundtrip");
+    EXPECT_EQ(l.result.errors[1].seed, std::optional<uint64_t>(610));
+    EXPECT_NE(l.result.errors[1].message.find("exited with status 3"), std::string::npos)
+        << l.result.errors[1].message;
+    EXPECT_NE(l.log.find("sequential: ERROR on program seed 530: worker process "),
+              std::string::npos)
+        << l.log;
+    EXPECT_NE(l.log.find("reproduce: " + o.simtspec +
+                         " fuzz --invariant sequential --seed 530 --count 1\n"),
+              std::string::npos)
+        << l.log;
+    EXPECT_TRUE(l.result.failures.empty());
+    EXPECT_EQ(l.result.programs, 400u);
+    EXPECT_EQ(l.result.stats.at("sequential").programs, 200u);
+    EXPECT_EQ(l.result.stats.at("sequential").errors, 1u);
+    EXPECT_EQ(l.result.stats.at("roundtrip").errors, 1u);
+  }
+}
+
+// Workers that die on every program: each program is an error, the run ends.
+TEST(FuzzJobs, WorkersThatAlwaysDieEndTheRun) {
+  const pid_t parent = ::getpid();
+  gen::FuzzOptions o;
+  o.invariants = {"roundtrip"};
+  o.seed = 1;
+  o.count = 12;
+  o.after_check = [parent](const gen::Invariant&, uint64_t, const gen::Program&, gen::Check&) {
+    if (::getpid() != parent) ::_exit(5);
+  };
+  const Logged l = fuzz(o, 2);
+  EXPECT_EQ(l.result.errors.size(), 12u) << l.log;
+  EXPECT_EQ(l.result.programs, 12u);
+  EXPECT_EQ(l.result.stats.at("roundtrip").errors, 12u);
+}
+
+// oracle.fuzz: --time with worker processes ends on time and counts what the
+// workers checked.
+TEST(FuzzJobs, TimeEndsARunWithWorkers) {
+  gen::FuzzOptions o;
+  o.invariants = {"sequential", "roundtrip"};
+  o.seed = 9;
+  o.count = 0;
+  o.seconds = 0.5;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Logged l = fuzz(o, 2);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(took, 0.5);
+  EXPECT_LT(took, 5);
+  EXPECT_TRUE(l.result.errors.empty()) << l.log;
+  EXPECT_TRUE(l.result.failures.empty()) << l.log;
+  EXPECT_GT(l.result.stats.at("sequential").programs, 20u);
+  EXPECT_GT(l.result.stats.at("roundtrip").programs, 20u);
+  EXPECT_EQ(l.result.programs,
+            l.result.stats.at("sequential").programs + l.result.stats.at("roundtrip").programs);
+}
+
+// A runner needs a factory for worker processes (never shared across fork).
+TEST(FuzzJobs, ARunnerWithoutAFactoryIsRefused) {
+  auto spec = runners::parse_process_spec(test::faulty_runner_toml("none"), "none.toml");
+  auto runner = runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
+  gen::FuzzOptions o;
+  o.invariants = {"differential"};
+  o.count = 2;
+  o.jobs = 2;
+  o.runner = runner.get();
+  EXPECT_THROW(gen::fuzz(o, [](const std::string&) {}), std::invalid_argument);
 }
 
 }  // namespace
