@@ -43,7 +43,7 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
     runner = std::get<std::unique_ptr<runners::Runner>>(std::move(opened));
     o.runner = runner.get();
     o.runner_arg = absolute_arg(a.runner);
-    // oracle.fuzz: each worker process opens its own instance.
+    // oracle.fuzz.jobs: each worker process opens its own instance.
     o.runner_factory = [file = a.runner]() -> std::unique_ptr<runners::Runner> {
       auto r = runners::open_runner(file);
       if (auto* e = std::get_if<std::string>(&r)) throw std::runtime_error(*e);
@@ -119,7 +119,7 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
       static_cast<unsigned long long>(r.programs), r.seconds,
       r.seconds > 0 ? static_cast<double>(r.programs) / r.seconds : 0.0, r.failures.size());
   std::cout << total;
-  // oracle.fuzz: a check that went wrong (a worker process died) is an error.
+  // oracle.fuzz, oracle.fuzz.jobs: a check that went wrong (a worker process died) is an error.
   if (!r.errors.empty()) std::cout << ", " << r.errors.size() << " error(s)";
   std::cout << "\n";
   return r.failures.empty() && r.errors.empty() && !checked_nothing ? kExitOk : kExitFail;

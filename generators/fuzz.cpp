@@ -45,7 +45,7 @@ Program generate_one(const Invariant& inv, uint64_t seed, int max_size,
                      const runners::Capabilities* caps) {
   // RapidCheck keeps its generation context in process-wide state, so programs
   // are generated one at a time in a process (`fuzz --jobs N` runs N processes,
-  // oracle.fuzz).
+  // oracle.fuzz.jobs).
   static std::mutex mu;
   std::lock_guard<std::mutex> g(mu);
   return program(options_for(inv, caps))(rc::Random(seed), program_size(seed, max_size)).value();
@@ -192,7 +192,7 @@ ItemResult check_item(const FuzzOptions& o, const Invariant& inv, uint64_t k,
   return r;
 }
 
-// The parent's side of a run (oracle.fuzz): takes per-program results in any
+// The parent's side of a run (oracle.fuzz.jobs): takes per-program results in any
 // order and commits them in program order. Item i * n + j is program i of
 // invariant j (of n): invariants are checked interleaved. An invariant's first
 // failure is thus the failing program with the lowest number, declared only when
@@ -427,7 +427,7 @@ void close_inherited(int a, int b) {
   close_to(~0u);
 }
 
-// A worker process (oracle.fuzz --jobs): checks the items the parent sends, in
+// A worker process (oracle.fuzz.jobs): checks the items the parent sends, in
 // order, and answers a record for each; skips the programs of an invariant past
 // a failure the parent announces; ends when the parent closes its pipe.
 // `current` (shared with the parent) holds the item it is checking, so that the
@@ -730,7 +730,7 @@ class Pool {
     return false;
   }
 
-  // A worker died while the run goes on (oracle.fuzz). Results it had not sent
+  // A worker died while the run goes on (oracle.fuzz.jobs). Results it had not sent
   // yet are lost: the programs it held but the one it was checking go to another
   // worker.
   void died(Worker& w) {

@@ -21,7 +21,7 @@ struct FuzzOptions {
   uint64_t seed = 0;                    // program k of an invariant uses seed + k
   uint64_t count = 100;                 // programs per invariant (0: until the time is up)
   double seconds = 0;                   // stop after this long (0: no limit)
-  // oracle.fuzz: 1 checks in this process; N > 1 checks in N worker processes
+  // oracle.fuzz.jobs: 1 checks in this process; N > 1 checks in N worker processes
   // (fork()ed), with the same results for a --count run.
   uint32_t jobs = 1;
   int max_size = 100;  // RapidCheck size: 1 + (program seed mod max_size)
@@ -95,7 +95,7 @@ Program generate_one(const Invariant& inv, uint64_t seed, int max_size,
 Check check_one(const Invariant& inv, uint64_t seed, int max_size, runners::Runner* runner,
                 Program* out = nullptr);
 
-// oracle.fuzz: checks programs 0, 1, ... of each invariant (interleaved) and
+// oracle.fuzz, oracle.fuzz.jobs: checks programs 0, 1, ... of each invariant (interleaved) and
 // stops checking an invariant at its first failure, the failing program with the
 // lowest number: with --count the result (failures, counts, printed programs and
 // log lines but times) is the same for every number of jobs. `log` is called in

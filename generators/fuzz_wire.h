@@ -1,5 +1,5 @@
 // What `simtspec fuzz --jobs N` worker processes and their parent say to each
-// other through pipes (spec/oracles.md, oracle.fuzz): the parent sends batches of
+// other through pipes (spec/oracles.md, oracle.fuzz.jobs): the parent sends batches of
 // item numbers and "skip" notices, a worker answers one record per item.
 //
 // Frames: a 4-byte little-endian length, then a kind byte and the payload.

@@ -330,7 +330,7 @@ TEST_F(Cli, FuzzPrintsProgramsThatRun) {
             at);
 }
 
-// oracle.fuzz: with worker processes, --print still prints the programs in item
+// oracle.fuzz.jobs: with worker processes, --print still prints the programs in item
 // order, and the whole output but the job count and the rates is the same.
 TEST_F(Cli, FuzzOutputDoesNotDependOnJobs) {
   auto strip = [](const std::string& out) {
@@ -350,7 +350,7 @@ TEST_F(Cli, FuzzOutputDoesNotDependOnJobs) {
   EXPECT_EQ(strip(one.out), strip(three.out));
 }
 
-// oracle.fuzz: a worker process killed from outside does not end the run: the
+// oracle.fuzz, oracle.fuzz.jobs: a worker process killed from outside does not end the run: the
 // run goes on to its end, says what happened and exits 1.
 TEST_F(Cli, FuzzWorkerKilledIsAnError) {
   const fs::path out = dir() / "killed.txt", code = dir() / "killed_code.txt";

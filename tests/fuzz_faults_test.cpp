@@ -31,7 +31,7 @@ std::unique_ptr<runners::Runner> faulty(const std::string& fault, double timeout
   return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
 }
 
-// For worker processes (oracle.fuzz --jobs): each opens its own instance.
+// For worker processes (oracle.fuzz.jobs): each opens its own instance.
 std::function<std::unique_ptr<runners::Runner>()> faulty_factory(const std::string& fault,
                                                                  double timeout = 20) {
   return [=] { return faulty(fault, timeout); };
@@ -90,7 +90,7 @@ TEST_P(FuzzFault, IsFoundShrunkAndWrittenAsARegressionTest) {
 
 // oracle.invariant.differential: a runner that crashes, hangs or answers garbage
 // is a failure with a message saying so; the run ends, shrinks and writes it. In
-// this process and in worker processes (oracle.fuzz --jobs), each with its own
+// this process and in worker processes (oracle.fuzz.jobs), each with its own
 // runner.
 TEST(FuzzBrokenRunner, CrashHangAndGarbageAreFailuresAndTheRunEnds) {
   for (const uint32_t jobs : {1u, 2u})
@@ -113,7 +113,7 @@ TEST(FuzzBrokenRunner, CrashHangAndGarbageAreFailuresAndTheRunEnds) {
       if (fault == "hang") o.max_shrink_seconds = 1;
       const auto t0 = std::chrono::steady_clock::now();
       gen::FuzzResult r = gen::fuzz(o, [](const std::string&) {});
-      // The first program fails; the workers skip the rest (oracle.fuzz).
+      // The first program fails; the workers skip the rest (oracle.fuzz.jobs).
       EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 8);
       EXPECT_TRUE(r.errors.empty()) << r.errors[0].message;
       ASSERT_EQ(r.failures.size(), 1u);

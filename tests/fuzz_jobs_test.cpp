@@ -1,4 +1,4 @@
-// `simtspec fuzz --jobs N` (spec/oracles.md, oracle.fuzz): worker processes, the
+// `simtspec fuzz --jobs N` (spec/oracles.md, oracle.fuzz.jobs): worker processes, the
 // records they send, and results that do not depend on the number of jobs.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -136,7 +136,7 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
-// What must not depend on the number of jobs (oracle.fuzz): everything but times.
+// What must not depend on the number of jobs (oracle.fuzz.jobs): everything but times.
 void expect_same(const gen::FuzzResult& a, const gen::FuzzResult& b) {
   EXPECT_EQ(a.programs, b.programs);
   ASSERT_EQ(a.stats.size(), b.stats.size());
@@ -162,7 +162,7 @@ void expect_same(const gen::FuzzResult& a, const gen::FuzzResult& b) {
   }
 }
 
-// oracle.fuzz, oracle.regress, oracle.fuzz.seeds: a differential run against a
+// oracle.fuzz.jobs, oracle.regress, oracle.fuzz.seeds: a differential run against a
 // faulty implementation reports the same failure, writes the same regression
 // file and prints the same log (reproduce line included) with 1, 2 and 3 jobs;
 // the failure is the failing program with the lowest number, and the programs
@@ -217,7 +217,7 @@ TEST(FuzzJobs, DifferentialFailureIsTheSameForAnyNumberOfJobs) {
   fs::remove_all(base);
 }
 
-// oracle.fuzz: where failures are dense, the one reported is still the lowest
+// oracle.fuzz.jobs: where failures are dense, the one reported is still the lowest
 // numbered for each invariant, whichever worker finds which first. Failures are
 // planted through after_check (so the re-check finds none: not shrunk, nothing
 // written, said so in the log).
@@ -254,7 +254,7 @@ TEST(FuzzJobs, TheFirstFailureIsTheLowestNumberedOne) {
   }
 }
 
-// oracle.fuzz: counts a check reports (Check::counts, here added by after_check
+// oracle.fuzz.jobs: counts a check reports (Check::counts, here added by after_check
 // in whichever process checked the program) are summed per invariant over the
 // programs counted, the same for any number of jobs.
 TEST(FuzzJobs, CountersFromWorkersAreSummed) {
@@ -285,7 +285,7 @@ TEST(FuzzJobs, CountersFromWorkersAreSummed) {
   }
 }
 
-// oracle.fuzz: a worker process that dies does not end the run: the program it
+// oracle.fuzz, oracle.fuzz.jobs: a worker process that dies does not end the run: the program it
 // was checking is an error (with the command that reproduces it), the others it
 // held are checked by another worker, and every program is accounted for.
 TEST(FuzzJobs, AWorkerThatDiesIsAnErrorForItsProgram) {
@@ -343,7 +343,7 @@ TEST(FuzzJobs, WorkersThatAlwaysDieEndTheRun) {
   EXPECT_EQ(l.result.stats.at("roundtrip").errors, 12u);
 }
 
-// oracle.fuzz: --time with worker processes ends on time and counts what the
+// oracle.fuzz.jobs: --time with worker processes ends on time and counts what the
 // workers checked.
 TEST(FuzzJobs, TimeEndsARunWithWorkers) {
   gen::FuzzOptions o;
