@@ -208,7 +208,6 @@ class Run {
         fail_k_(invs_.size(), kNone),
         total_(o.count ? o.count * invs_.size() : kNone) {}
 
-  size_t size() const { return invs_.size(); }
   uint64_t total() const { return total_; }  // kNone: until the time is up
   uint64_t next() const { return next_; }    // the first item not committed
   const Invariant& invariant(uint64_t item) const { return *invs_[item % invs_.size()]; }

@@ -30,7 +30,8 @@ struct FuzzOptions {
   std::string out_dir;                // where shrunk failures are written ("" = nowhere)
   runners::Runner* runner = nullptr;  // for differential (and for shrinking its failures)
   // With jobs > 1 and a runner: opens another instance of the same runner, for
-  // each worker process (a runner is never shared across fork). Required then.
+  // each worker process (a runner is never shared across fork). Required then (else fuzz
+  // throws std::invalid_argument), unless the runner is the reference.
   std::function<std::unique_ptr<runners::Runner>()> runner_factory;
   std::string runner_arg;             // how the user named the runner, for the reproduce line
   std::string simtspec = "simtspec";  // how the reproduce line names the program
