@@ -4,8 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
-#include <mutex>
-#include <thread>
+#include <stdexcept>
 
 #include "common.h"
 #include "fuzz.h"
@@ -44,6 +43,12 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
     runner = std::get<std::unique_ptr<runners::Runner>>(std::move(opened));
     o.runner = runner.get();
     o.runner_arg = absolute_arg(a.runner);
+    // oracle.fuzz.jobs: each worker process opens its own instance.
+    o.runner_factory = [file = a.runner]() -> std::unique_ptr<runners::Runner> {
+      auto r = runners::open_runner(file);
+      if (auto* e = std::get_if<std::string>(&r)) throw std::runtime_error(*e);
+      return std::get<std::unique_ptr<runners::Runner>>(std::move(r));
+    };
   }
   if (a.invariant == "all") {
     for (const auto& i : gen::invariants())
@@ -85,11 +90,9 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
   else
     std::cout << ", for " << o.seconds << " s";
   std::cout << ", " << o.jobs << " job(s)\n" << std::flush;
-  std::mutex mu;
-  gen::FuzzResult r = gen::fuzz(o, [&](const std::string& line) {
-    std::lock_guard<std::mutex> g(mu);
-    std::cout << line << "\n" << std::flush;
-  });
+  gen::FuzzResult r =
+      gen::fuzz(o, [](const std::string& line) { std::cout << line << "\n"
+                                                           << std::flush; });
   if (runner) runner->shutdown();
   bool checked_nothing = false;
   for (const auto& [name, st] : r.stats) {
@@ -101,6 +104,7 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
     std::cout << buf;
     if (st.unsupported)
       std::cout << "  " << st.unsupported << " unsupported (e.g. " << st.unsupported_reason << ")";
+    if (st.errors) std::cout << "  " << st.errors << " error(s)";
     std::cout << "\n";
     // A run that checked nothing is not a pass (oracle.fuzz).
     if (st.programs && st.unsupported == st.programs) {
@@ -111,11 +115,14 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
   }
   char total[128];
   std::snprintf(
-      total, sizeof total, "fuzz: %llu programs in %.1f s (%.0f programs/s), %zu failure(s)\n",
+      total, sizeof total, "fuzz: %llu programs in %.1f s (%.0f programs/s), %zu failure(s)",
       static_cast<unsigned long long>(r.programs), r.seconds,
       r.seconds > 0 ? static_cast<double>(r.programs) / r.seconds : 0.0, r.failures.size());
   std::cout << total;
-  return r.failures.empty() && !checked_nothing ? kExitOk : kExitFail;
+  // oracle.fuzz, oracle.fuzz.jobs: a check that went wrong (a worker process died) is an error.
+  if (!r.errors.empty()) std::cout << ", " << r.errors.size() << " error(s)";
+  std::cout << "\n";
+  return r.failures.empty() && r.errors.empty() && !checked_nothing ? kExitOk : kExitFail;
 }
 
 // A number of seconds: finite and above 0 (or at least 0 with `zero_ok`). CLI11's
@@ -148,7 +155,8 @@ void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
                   ->check(seconds(false));
   cmd->add_option("--runner", a->runner,
                   "implementation for the differential invariant (runner .toml)");
-  cmd->add_option("--jobs,-j", a->jobs, "parallel workers (default 1)");
+  cmd->add_option("--jobs,-j", a->jobs,
+                  "worker processes (default 1: in this process); results do not depend on it");
   cmd->add_option("--out", a->out,
                   "where shrunk failures are written as tests (default suites/regress)");
   cmd->add_option("--max-size", a->max_size, "largest generator size (default 100)")

@@ -1,14 +1,25 @@
 #include "fuzz.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <set>
-#include <thread>
+#include <stdexcept>
 
+#include "fuzz_wire.h"
 #include "generate.h"
 #include "host/host.h"
 #include "json.h"
@@ -33,7 +44,8 @@ int program_size(uint64_t seed, int max_size) {
 Program generate_one(const Invariant& inv, uint64_t seed, int max_size,
                      const runners::Capabilities* caps) {
   // RapidCheck keeps its generation context in process-wide state, so programs
-  // are generated one at a time; checking them runs in parallel.
+  // are generated one at a time in a process (`fuzz --jobs N` runs N processes,
+  // oracle.fuzz.jobs).
   static std::mutex mu;
   std::lock_guard<std::mutex> g(mu);
   return program(options_for(inv, caps))(rc::Random(seed), program_size(seed, max_size)).value();
@@ -136,6 +148,668 @@ std::string regression_test(const FuzzFailure& f, const Check& expected,
   return h + "\n" + text;
 }
 
+namespace {
+
+using wire::ItemResult;
+using Verdict = ItemResult::Verdict;
+using LogFn = std::function<void(const std::string&)>;
+
+// oracle.fuzz.seeds: the command that regenerates program `seed` of an invariant.
+std::string reproduce_command(const FuzzOptions& o, const std::string& invariant, uint64_t seed) {
+  return o.simtspec + " fuzz --invariant " + invariant + " --seed " + std::to_string(seed) +
+         " --count 1" +
+         (o.max_size != FuzzOptions{}.max_size ? " --max-size " + std::to_string(o.max_size) : "") +
+         (o.runner_arg.empty() ? "" : " --runner " + o.runner_arg);
+}
+
+// Program k of an invariant, generated and checked: the same work in this
+// process (jobs = 1) and in a worker process.
+ItemResult check_item(const FuzzOptions& o, const Invariant& inv, uint64_t k,
+                      runners::Runner* runner) {
+  ItemResult r;
+  r.invariant = inv.name;
+  r.k = k;
+  const uint64_t seed = program_seed(o.seed, k);
+  const auto t0 = Clock::now();
+  try {
+    Program p;
+    Check c = check_one(inv, seed, o.max_size, runner, &p);
+    if (o.after_check) o.after_check(inv, seed, p, c);
+    r.verdict = !c.unsupported.empty() ? Verdict::Unsupported
+                : c.ok                 ? Verdict::Holds
+                                       : Verdict::Fails;
+    if (r.verdict == Verdict::Unsupported)
+      r.message = std::move(c.unsupported);
+    else if (r.verdict == Verdict::Fails)
+      r.message = std::move(c.message);
+    r.counters = std::move(c.counts);
+    if (o.print_programs) r.text = print(p);
+  } catch (const std::exception& e) {
+    r.verdict = Verdict::Error;
+    r.message = std::string("checking it threw an exception: ") + e.what();
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return r;
+}
+
+// The parent's side of a run (oracle.fuzz.jobs): takes per-program results in any
+// order and commits them in program order. Item i * n + j is program i of
+// invariant j (of n): invariants are checked interleaved. An invariant's first
+// failure is thus the failing program with the lowest number, declared only when
+// the results of every program before it are known; programs of that invariant
+// after it are not wanted (and not counted) any more.
+class Run {
+ public:
+  Run(const FuzzOptions& o, std::vector<const Invariant*> invs, const LogFn& log, FuzzResult& res)
+      : o_(o),
+        invs_(std::move(invs)),
+        log_(log),
+        res_(res),
+        fail_k_(invs_.size(), kNone),
+        total_(o.count ? o.count * invs_.size() : kNone) {}
+
+  uint64_t total() const { return total_; }  // kNone: until the time is up
+  uint64_t next() const { return next_; }    // the first item not committed
+  const Invariant& invariant(uint64_t item) const { return *invs_[item % invs_.size()]; }
+  uint64_t k(uint64_t item) const { return item / invs_.size(); }
+  bool all_failed() const { return failed_ == invs_.size(); }
+  // Whether the run needs this item's result: not past its invariant's failure.
+  bool wanted(uint64_t item) const {
+    return item < total_ && k(item) <= fail_k_[item % invs_.size()];
+  }
+  // Everything a --count run checks is committed (or no longer wanted).
+  bool complete() const { return all_failed() || next_ >= total_; }
+
+  // The item of a result, or nullopt if it names no invariant of the run.
+  std::optional<uint64_t> item_of(const ItemResult& r) const {
+    for (size_t j = 0; j < invs_.size(); ++j)
+      if (invs_[j]->name == r.invariant) return r.k * invs_.size() + j;
+    return std::nullopt;
+  }
+
+  // A result, from whichever process checked it; kept until its turn.
+  void take(uint64_t item, ItemResult r) {
+    if (item >= next_ && wanted(item)) pending_.insert_or_assign(item, std::move(r));
+  }
+
+  // Commits the results that are next in item order; with `all`, every result
+  // taken, over the gaps (the run is over: the gaps were never checked).
+  // `on_failure(j, k)` is told of each failure before it is shrunk.
+  void commit(bool all, const std::function<void(size_t, uint64_t)>& on_failure) {
+    for (;;) {
+      while (!all_failed() && next_ < total_ && !wanted(next_)) pending_.erase(next_++);
+      if (all_failed()) {
+        pending_.clear();
+        return;
+      }
+      if (pending_.empty()) return;
+      auto it = pending_.begin();
+      if (it->first != next_) {
+        if (!all) return;
+        next_ = it->first;
+        continue;
+      }
+      ItemResult r = std::move(it->second);
+      pending_.erase(it);
+      const uint64_t item = next_++;
+      commit_one(item, r, on_failure);
+    }
+  }
+
+  // oracle.fuzz: a --count run checks every program of every invariant up to its
+  // first failure; the number it did not (0 unless something stopped the run).
+  uint64_t unchecked() const {
+    if (!total_ || total_ == kNone) return 0;
+    uint64_t want = 0, got = 0;
+    for (size_t j = 0; j < invs_.size(); ++j) {
+      want += fail_k_[j] == kNone ? o_.count : fail_k_[j] + 1;
+      auto st = res_.stats.find(invs_[j]->name);
+      if (st != res_.stats.end()) got += st->second.programs;
+    }
+    return want - got;
+  }
+
+  void error(FuzzError e) {
+    log_((e.invariant.empty() ? std::string("fuzz") : e.invariant) + ": ERROR" +
+         (e.seed ? " on program seed " + std::to_string(*e.seed) : std::string()) + ": " +
+         e.message +
+         (e.seed ? "\n  reproduce: " + reproduce_command(o_, e.invariant, *e.seed) : ""));
+    res_.errors.push_back(std::move(e));
+  }
+
+  static constexpr uint64_t kNone = UINT64_MAX;
+
+ private:
+  void commit_one(uint64_t item, ItemResult& r,
+                  const std::function<void(size_t, uint64_t)>& on_failure) {
+    const Invariant& inv = invariant(item);
+    const uint64_t kk = k(item), seed = program_seed(o_.seed, kk);
+    if (r.verdict == Verdict::Skipped) {
+      // Only programs past a failure are skipped, and those are not wanted.
+      r.verdict = Verdict::Error;
+      r.message = "a worker process skipped it";
+    }
+    auto& st = res_.stats[inv.name];
+    ++st.programs;
+    ++res_.programs;
+    st.seconds += r.seconds;
+    for (const auto& [name, v] : r.counters) st.counters[name] += v;
+    if (o_.print_programs)
+      log_("; " + inv.name + " program seed " + std::to_string(seed) + ": " +
+           (r.verdict == Verdict::Unsupported ? "unsupported (" + r.message + ")"
+            : r.verdict == Verdict::Holds     ? std::string("holds")
+            : r.verdict == Verdict::Fails     ? "FAILS: " + first_line(r.message)
+                                              : "ERROR: " + first_line(r.message)) +
+           "\n" + r.text);
+    switch (r.verdict) {
+      case Verdict::Unsupported:
+        if (!st.unsupported++) st.unsupported_reason = r.message;
+        break;
+      case Verdict::Error:
+        ++st.errors;
+        error({inv.name, seed, r.message});
+        break;
+      case Verdict::Fails:
+        ++st.failures;
+        fail_k_[item % invs_.size()] = kk;
+        ++failed_;
+        on_failure(item % invs_.size(), kk);
+        shrink_failure(inv, seed, r.message);
+        break;
+      case Verdict::Holds:
+      case Verdict::Skipped:
+        break;
+    }
+  }
+
+  // oracle.shrink, oracle.regress: the failing program is generated again from its
+  // seed here (the process that checked it may be another) and checked again, for
+  // the expectation a regression test needs; then shrunk and written.
+  void shrink_failure(const Invariant& inv, uint64_t seed, const std::string& message) {
+    FuzzFailure f;
+    f.invariant = inv.name;
+    f.seed = seed;
+    f.size = program_size(seed, o_.max_size);
+    f.original_message = message;
+    Check c = check_one(inv, seed, o_.max_size, o_.runner, &f.original);
+    f.original_instructions = instruction_count(f.original);
+    log_(inv.name + ": FAILED on program seed " + std::to_string(seed) + " (" +
+         std::to_string(f.original_instructions) + " instructions): " + first_line(message) +
+         "; shrinking");
+    if (c.ok) {
+      // A flaky implementation: nothing to shrink against, no expectation.
+      f.shrunk = f.original;
+      f.shrunk_instructions = f.original_instructions;
+      f.message = message;
+      log_(inv.name + ": it did not fail when checked again" +
+           (c.unsupported.empty() ? "" : " (unsupported: " + c.unsupported + ")") +
+           ", so it is not shrunk and no regression test is written\n  reproduce: " +
+           reproduce_command(o_, inv.name, seed));
+      res_.failures.push_back(std::move(f));
+      return;
+    }
+    OracleContext ctx;
+    ctx.runner = o_.runner && (inv.needs_runner || inv.runner_optional) ? o_.runner : nullptr;
+    ctx.seed = seed;
+    ShrinkStats ss;
+    // The check of the latest accepted candidate is the shrunk program's
+    // (oracles are deterministic), so it is kept rather than run again.
+    Check final_check = std::move(c);
+    f.shrunk = shrink(
+        f.original,
+        [&](const Program& q, const std::string& text) {
+          Check k = inv.check(q, text, ctx);
+          if (k.ok) return false;
+          final_check = std::move(k);
+          return true;
+        },
+        o_.max_shrink_attempts, &ss, o_.max_shrink_seconds);
+    f.shrink_attempts = ss.attempts;
+    f.shrink_out_of_time = ss.out_of_time;
+    f.shrunk_instructions = instruction_count(f.shrunk);
+    f.message = final_check.message;
+    if (!o_.out_dir.empty() && final_check.expected) {
+      std::error_code ec;
+      fs::create_directories(o_.out_dir, ec);
+      // oracle.regress: named by the invariant and the program's seed, as in [origin].
+      fs::path file = fs::path(o_.out_dir) / regression_file_name(inv.name, seed);
+      std::ofstream(file) << regression_test(f, final_check, o_.runner ? o_.runner->name() : "");
+      f.file = file.string();
+    }
+    log_(inv.name + ": shrunk to " + std::to_string(f.shrunk_instructions) + " instructions in " +
+         std::to_string(f.shrink_attempts) + " attempts" +
+         (f.shrink_out_of_time ? " (time budget used up; not minimal)" : "") + ": " +
+         first_line(f.message) + (f.file.empty() ? "" : "\n  wrote " + f.file) +
+         "\n  reproduce: " + reproduce_command(o_, inv.name, seed));
+    res_.failures.push_back(std::move(f));
+  }
+
+  const FuzzOptions& o_;
+  std::vector<const Invariant*> invs_;
+  const LogFn& log_;
+  FuzzResult& res_;
+  std::vector<uint64_t> fail_k_;  // per invariant: its failing program, or kNone
+  size_t failed_ = 0;
+  uint64_t total_;
+  uint64_t next_ = 0;
+  std::map<uint64_t, ItemResult> pending_;  // taken, not yet committed
+};
+
+bool write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Closes every descriptor a worker inherited but 0-2 and its own pipes: other
+// workers' pipes (or their ends would not see end of file) and the pipes of the
+// parent's runner processes.
+void close_inherited(int a, int b) {
+  std::vector<unsigned> keep;
+  for (int fd : {a, b})
+    if (fd >= 3) keep.push_back(static_cast<unsigned>(fd));
+  std::sort(keep.begin(), keep.end());
+  unsigned from = 3;
+  auto close_to = [&](unsigned last) {  // [from, last]
+    if (from <= last && ::close_range(from, last, 0) != 0)
+      for (unsigned fd = from; fd <= std::min(last, 65535u); ++fd) ::close(static_cast<int>(fd));
+  };
+  for (unsigned k : keep) {
+    if (k > from) close_to(k - 1);
+    from = k + 1;
+  }
+  close_to(~0u);
+}
+
+// A worker process (oracle.fuzz.jobs): checks the items the parent sends, in
+// order, and answers a record for each; skips the programs of an invariant past
+// a failure the parent announces; ends when the parent closes its pipe.
+// `current` (shared with the parent) holds the item it is checking, so that the
+// parent knows which program killed it.
+[[noreturn]] void worker_main(const FuzzOptions& o, const std::vector<const Invariant*>& invs,
+                              int from_parent, int to_parent, std::atomic<uint64_t>* current) {
+  close_inherited(from_parent, to_parent);
+  std::string out;
+  auto flush = [&] {
+    if (!write_all(to_parent, out)) ::_exit(1);  // the parent is gone
+    out.clear();
+  };
+  auto fatal = [&](const std::string& message) {
+    wire::append_frame(out, wire::kFatal, message);
+    flush();
+    ::_exit(1);
+  };
+  // Its own runner instance (a runner is never shared across fork).
+  std::unique_ptr<runners::Runner> own;
+  runners::Runner* runner = nullptr;
+  if (o.runner && std::any_of(invs.begin(), invs.end(),
+                              [](auto* i) { return i->needs_runner || i->runner_optional; })) {
+    try {
+      own = o.runner_factory           ? o.runner_factory()
+            : o.runner->is_reference() ? runners::make_reference_runner()
+                                       : nullptr;
+    } catch (const std::exception& e) {
+      fatal(std::string("cannot open the runner: ") + e.what());
+    }
+    if (!own) fatal("cannot open the runner");
+    runner = own.get();
+  }
+  const size_t n = invs.size();
+  wire::FrameReader in;
+  std::deque<uint64_t> todo;
+  std::vector<uint64_t> skip_above(n, Run::kNone);
+  bool stop = false;
+  auto last_flush = Clock::now();
+  size_t unflushed = 0;
+  while (!stop) {
+    // What the parent sent: waited for when there is nothing to do.
+    for (;;) {
+      pollfd pf{from_parent, POLLIN, 0};
+      int ready = ::poll(&pf, 1, todo.empty() ? -1 : 0);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) break;
+      char buf[4096];
+      ssize_t got = ::read(from_parent, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        stop = true;  // the parent wants no more
+        break;
+      }
+      in.feed(buf, static_cast<size_t>(got));
+      char kind;
+      std::string payload;
+      while (in.next(kind, payload)) {
+        uint64_t j, k;
+        if (kind == wire::kBatch) {
+          auto items = wire::decode_batch(payload);
+          if (!items) fatal("a malformed batch from the parent");
+          todo.insert(todo.end(), items->begin(), items->end());
+        } else if (kind == wire::kSkip && wire::decode_skip(payload, j, k) && j < n) {
+          skip_above[j] = std::min(skip_above[j], k);
+        } else {
+          fatal("a malformed message from the parent");
+        }
+      }
+    }
+    if (stop || todo.empty()) continue;
+    const uint64_t item = todo.front();
+    todo.pop_front();
+    const size_t j = item % n;
+    const uint64_t k = item / n;
+    ItemResult r;
+    if (k > skip_above[j]) {
+      r.invariant = invs[j]->name;
+      r.k = k;
+      r.verdict = Verdict::Skipped;
+    } else {
+      current->store(item);
+      r = check_item(o, *invs[j], k, runner);
+      current->store(Run::kNone);
+    }
+    wire::append_frame(out, wire::kResult, wire::encode(r));
+    // Results go in small groups: each wakes the parent.
+    const auto now = Clock::now();
+    if (todo.empty() || ++unflushed >= 16 || now - last_flush >= std::chrono::milliseconds(2)) {
+      flush();
+      last_flush = now;
+      unflushed = 0;
+    }
+  }
+  flush();
+  if (own) own->shutdown();
+  ::_exit(0);
+}
+
+std::string how_it_ended(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  return "ended";
+}
+
+// The worker processes of a run with jobs > 1, and the parent's poll() loop over
+// their pipes. The parent hands out items in order, in batches, no further than
+// a window past the first uncommitted one, and keeps each worker's items in
+// order: a worker answers them in that order (a few at a time), and tells
+// through shared memory which one it is checking, so that a worker that dies
+// is an error for that program only.
+class Pool {
+ public:
+  Pool(const FuzzOptions& o, Run& run, const std::vector<const Invariant*>& invs,
+       const std::function<bool()>& expired)
+      : o_(o), run_(run), invs_(invs), expired_(expired) {
+    const uint64_t jobs = o.jobs;
+    workers_.resize(static_cast<size_t>(std::max<uint64_t>(1, std::min(jobs, run.total()))));
+    // Batches: 8 or more per worker in a --count run, at most 32 items; the
+    // window bounds the results kept for committing in order.
+    batch_ = run.total() == Run::kNone
+                 ? 16
+                 : std::clamp<uint64_t>(run.total() / (workers_.size() * 8), 1, 32);
+    window_ = std::max<uint64_t>(4096, workers_.size() * batch_ * 16);
+    // One word per worker, shared with its process: the item it is checking.
+    shared_bytes_ = workers_.size() * sizeof(std::atomic<uint64_t>);
+    void* m =
+        ::mmap(nullptr, shared_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::runtime_error(std::string("fuzz: mmap: ") + strerror(errno));
+    shared_ = static_cast<std::atomic<uint64_t>*>(m);
+    for (size_t i = 0; i < workers_.size(); ++i)
+      workers_[i].current = new (&shared_[i]) std::atomic<uint64_t>(Run::kNone);
+  }
+  ~Pool() { ::munmap(shared_, shared_bytes_); }
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  void go() {
+    for (auto& w : workers_)
+      if (!spawn(w)) {
+        stop_run("cannot start a worker process: " + errno_text_);
+        break;
+      }
+    while (!stopping_) {
+      run_.commit(false, announce_);
+      if (run_.complete()) break;
+      if (expired_()) {
+        timed_out_ = true;
+        break;
+      }
+      dispatch();
+      std::vector<pollfd> fds;
+      std::vector<Worker*> of;
+      for (auto& w : workers_)
+        if (w.from >= 0) {
+          fds.push_back({w.from, POLLIN, 0});
+          of.push_back(&w);
+        }
+      if (fds.empty()) {
+        stop_run("no worker process is left");
+        break;
+      }
+      // With --time, wake up now and then to notice the end of the time.
+      int ready = ::poll(fds.data(), fds.size(), o_.seconds > 0 ? 250 : -1);
+      if (ready < 0 && errno != EINTR) {
+        stop_run(std::string("poll: ") + strerror(errno));
+        break;
+      }
+      for (size_t i = 0; ready > 0 && i < fds.size(); ++i)
+        if (fds[i].revents && !receive(*of[i])) died(*of[i]);
+    }
+    finish();
+  }
+
+  bool timed_out() const { return timed_out_; }
+
+ private:
+  struct Worker {
+    pid_t pid = -1;
+    int to = -1, from = -1;  // pipes: items to it, results from it
+    std::deque<uint64_t> held;
+    wire::FrameReader in;
+    std::atomic<uint64_t>* current = nullptr;  // shared: the item it is checking
+  };
+
+  bool spawn(Worker& w) {
+    int down[2], up[2];
+    if (::pipe2(down, O_CLOEXEC)) return errno_text_ = strerror(errno), false;
+    if (::pipe2(up, O_CLOEXEC)) {
+      errno_text_ = strerror(errno);
+      ::close(down[0]), ::close(down[1]);
+      return false;
+    }
+    w.current->store(Run::kNone);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      errno_text_ = strerror(errno);
+      for (int fd : {down[0], down[1], up[0], up[1]}) ::close(fd);
+      return false;
+    }
+    if (pid == 0) worker_main(o_, invs_, down[0], up[1], w.current);
+    ::close(down[0]);
+    ::close(up[1]);
+    w.held.clear();
+    w.in = wire::FrameReader{};
+    w.pid = pid;
+    w.to = down[1];
+    w.from = up[0];
+    return true;
+  }
+
+  void send(Worker& w, char kind, const std::string& payload) {
+    std::string frame;
+    wire::append_frame(frame, kind, payload);
+    // A worker that died shows as end of file on its results: not handled here.
+    write_all(w.to, frame);
+  }
+
+  void dispatch() {
+    for (auto& w : workers_) {
+      if (w.to < 0) continue;
+      while (w.held.size() < 3 * batch_) {
+        std::vector<uint64_t> items;
+        while (items.size() < batch_) {
+          uint64_t item;
+          if (!redo_.empty()) {
+            item = *redo_.begin();
+            redo_.erase(redo_.begin());
+          } else if (next_ < run_.total() && next_ < run_.next() + window_) {
+            item = next_++;
+          } else {
+            break;
+          }
+          if (run_.wanted(item)) items.push_back(item);
+        }
+        if (items.empty()) break;
+        send(w, wire::kBatch, wire::encode_batch(items));
+        w.held.insert(w.held.end(), items.begin(), items.end());
+      }
+    }
+  }
+
+  // Reads what a worker sent; false at end of file.
+  bool receive(Worker& w) {
+    char buf[65536];
+    ssize_t got = ::read(w.from, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) return true;
+    if (got <= 0) return false;
+    w.in.feed(buf, static_cast<size_t>(got));
+    char kind;
+    std::string payload;
+    while (w.in.next(kind, payload)) {
+      if (kind == wire::kFatal) {
+        stop_run("a worker process cannot check programs: " + payload);
+        continue;
+      }
+      std::optional<ItemResult> r;
+      std::optional<uint64_t> item;
+      if (kind == wire::kResult) r = wire::decode(payload);
+      if (r) item = run_.item_of(*r);
+      if (!item || w.held.empty() || w.held.front() != *item) {
+        stop_run("a worker process sent a malformed or unexpected message");
+        continue;
+      }
+      w.held.pop_front();
+      run_.take(*item, std::move(*r));
+    }
+    return true;
+  }
+
+  struct Ended {
+    bool normally;    // exit status 0
+    std::string how;  // for people
+  };
+  // Waits for a worker whose pipe ended and closes its pipes.
+  Ended reap(Worker& w) {
+    int status = 0;
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    Ended e{WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "worker process " + std::to_string(w.pid) + " " + how_it_ended(status)};
+    w.pid = -1;
+    for (int* fd : {&w.to, &w.from})
+      if (*fd >= 0) ::close(*fd), *fd = -1;
+    return e;
+  }
+
+  // A worker ended without being asked to: the program it was checking is an
+  // error; without one (it died between programs) the death is an error of the
+  // run. Returns whether it was checking one.
+  bool blame(Worker& w, const Ended& e) {
+    const uint64_t item = w.current->load();
+    auto at = std::find(w.held.begin(), w.held.end(), item);
+    if (item != Run::kNone && at != w.held.end()) {
+      error_item(item, e.how + " while checking it");
+      w.held.erase(at);
+      return true;
+    }
+    run_.error({"", std::nullopt, e.how + " between programs"});
+    return false;
+  }
+
+  // A worker died while the run goes on (oracle.fuzz.jobs). Results it had not sent
+  // yet are lost: the programs it held but the one it was checking go to another
+  // worker.
+  void died(Worker& w) {
+    const Ended e = reap(w);
+    if (!blame(w, e) && ++barren_ > workers_.size() + 2)
+      stop_run("worker processes keep dying between programs");
+    redo_.insert(w.held.begin(), w.held.end());
+    w.held.clear();
+    run_.commit(false, announce_);
+    if (run_.complete() || stopping_) return;
+    if (!spawn(w)) stop_run("cannot start a worker process: " + errno_text_);
+  }
+
+  void error_item(uint64_t item, const std::string& message) {
+    ItemResult r;
+    r.invariant = run_.invariant(item).name;
+    r.k = run_.k(item);
+    r.verdict = Verdict::Error;
+    r.message = message;
+    run_.take(item, std::move(r));
+  }
+
+  // The run cannot go on: an error for the run; workers are told to stop.
+  void stop_run(const std::string& message) {
+    if (stopping_) return;
+    stopping_ = true;
+    run_.error({"", std::nullopt, message});
+  }
+
+  // Ends every worker: closing its pipe tells it to stop after the program it is
+  // checking; what it sends until then still counts.
+  void finish() {
+    for (auto& w : workers_)
+      if (w.to >= 0) ::close(w.to), w.to = -1;
+    for (;;) {
+      std::vector<pollfd> fds;
+      std::vector<Worker*> of;
+      for (auto& w : workers_)
+        if (w.from >= 0) {
+          fds.push_back({w.from, POLLIN, 0});
+          of.push_back(&w);
+        }
+      if (fds.empty()) break;
+      int ready = ::poll(fds.data(), fds.size(), -1);
+      if (ready < 0 && errno != EINTR) break;
+      for (size_t i = 0; ready > 0 && i < fds.size(); ++i) {
+        Worker& w = *of[i];
+        if (!fds[i].revents || receive(w)) continue;
+        const Ended e = reap(w);
+        // Asked to stop, it ends normally; the programs it did not check are
+        // past the end of the run.
+        if (!e.normally) blame(w, e);
+        w.held.clear();
+      }
+    }
+  }
+
+  const FuzzOptions& o_;
+  Run& run_;
+  const std::vector<const Invariant*>& invs_;
+  const std::function<bool()>& expired_;
+  std::vector<Worker> workers_;
+  std::atomic<uint64_t>* shared_ = nullptr;
+  size_t shared_bytes_ = 0;
+  uint64_t batch_ = 1, window_ = 4096;
+  uint64_t next_ = 0;        // the next item never handed out
+  std::set<uint64_t> redo_;  // items to hand out again (their worker died)
+  size_t barren_ = 0;        // workers that died between programs
+  bool stopping_ = false, timed_out_ = false;
+  std::string errno_text_;
+  // Tells every worker of a failure: it skips that invariant's later programs.
+  std::function<void(size_t, uint64_t)> announce_ = [this](size_t j, uint64_t k) {
+    for (auto& w : workers_)
+      if (w.to >= 0) send(w, wire::kSkip, wire::encode_skip(j, k));
+  };
+};
+
+}  // namespace
+
 FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string&)>& log) {
   FuzzResult res;
   std::vector<const Invariant*> invs;
@@ -143,109 +817,47 @@ FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string
     const Invariant* i = find_invariant(n);
     if (i) invs.push_back(i);
   }
+  if (invs.empty()) return res;
+  const bool runner_invariant = o.runner && std::any_of(invs.begin(), invs.end(), [](auto* i) {
+                                  return i->needs_runner || i->runner_optional;
+                                });
+  if (o.jobs > 1 && runner_invariant && !o.runner_factory && !o.runner->is_reference())
+    throw std::invalid_argument("fuzz: jobs > 1 with a runner needs FuzzOptions::runner_factory");
   const auto t0 = Clock::now();
-  auto expired = [&] {
+  auto expired = std::function<bool()>([&] {
     return o.seconds > 0 && std::chrono::duration<double>(Clock::now() - t0).count() >= o.seconds;
-  };
-  std::mutex mu;
-  std::set<std::string> failed;  // invariants that already failed: stop checking them
-  std::atomic<uint64_t> next{0};
-  const uint64_t per = o.count;
-  const uint64_t total = per ? per * invs.size() : UINT64_MAX;
-  auto worker = [&] {
-    for (;;) {
-      uint64_t item = next.fetch_add(1);
-      if (item >= total || expired()) return;
-      const Invariant& inv = *invs[item % invs.size()];
-      uint64_t k = item / invs.size();
-      {
-        std::lock_guard<std::mutex> g(mu);
-        if (failed.count(inv.name)) {
-          if (failed.size() == invs.size()) return;
-          continue;
-        }
+  });
+  Run run(o, invs, log, res);
+  auto no_workers = [](size_t, uint64_t) {};
+  bool timed_out = false;
+  if (o.jobs <= 1) {
+    // In this process, in item order: the same commits as with workers.
+    for (uint64_t item = 0; !run.complete(); ++item) {
+      if (expired()) {
+        timed_out = true;
+        break;
       }
-      uint64_t seed = program_seed(o.seed, k);
-      auto c0 = Clock::now();
-      Program p;
-      Check c = check_one(inv, seed, o.max_size, o.runner, &p);
-      double dt = std::chrono::duration<double>(Clock::now() - c0).count();
-      if (o.print_programs)
-        log("; " + inv.name + " program seed " + std::to_string(seed) + ": " +
-            (!c.unsupported.empty() ? "unsupported (" + c.unsupported + ")"
-             : c.ok                 ? std::string("holds")
-                                    : "FAILS: " + first_line(c.message)) +
-            "\n" + print(p));
-      {
-        std::lock_guard<std::mutex> g(mu);
-        auto& st = res.stats[inv.name];
-        ++st.programs;
-        st.seconds += dt;
-        ++res.programs;
-        if (!c.unsupported.empty()) {
-          if (!st.unsupported++) st.unsupported_reason = c.unsupported;
-          continue;
-        }
-        if (c.ok || failed.count(inv.name)) continue;
-        failed.insert(inv.name);
-        ++st.failures;
-      }
-      // Shrink outside the lock; other invariants go on meanwhile.
-      FuzzFailure f;
-      f.invariant = inv.name;
-      f.seed = seed;
-      f.size = program_size(seed, o.max_size);
-      f.original = p;
-      f.original_message = c.message;
-      f.original_instructions = instruction_count(p);
-      log(inv.name + ": FAILED on program seed " + std::to_string(seed) + " (" +
-          std::to_string(f.original_instructions) + " instructions): " + first_line(c.message) +
-          "; shrinking");
-      OracleContext ctx;
-      ctx.runner = o.runner && (inv.needs_runner || inv.runner_optional) ? o.runner : nullptr;
-      ctx.seed = seed;
-      ShrinkStats ss;
-      // The check of the latest accepted candidate is the shrunk program's
-      // (oracles are deterministic), so it is kept rather than run again.
-      Check final_check = c;
-      f.shrunk = shrink(
-          p,
-          [&](const Program& q, const std::string& text) {
-            Check k = inv.check(q, text, ctx);
-            if (k.ok) return false;
-            final_check = std::move(k);
-            return true;
-          },
-          o.max_shrink_attempts, &ss, o.max_shrink_seconds);
-      f.shrink_attempts = ss.attempts;
-      f.shrink_out_of_time = ss.out_of_time;
-      f.shrunk_instructions = instruction_count(f.shrunk);
-      f.message = final_check.message;
-      if (!o.out_dir.empty() && final_check.expected) {
-        std::error_code ec;
-        fs::create_directories(o.out_dir, ec);
-        // oracle.regress: named by the invariant and the program's seed, as in [origin].
-        fs::path file = fs::path(o.out_dir) / regression_file_name(inv.name, seed);
-        std::ofstream(file) << regression_test(f, final_check, o.runner ? o.runner->name() : "");
-        f.file = file.string();
-      }
-      log(inv.name + ": shrunk to " + std::to_string(f.shrunk_instructions) + " instructions in " +
-          std::to_string(f.shrink_attempts) + " attempts" +
-          (f.shrink_out_of_time ? " (time budget used up; not minimal)" : "") + ": " +
-          first_line(f.message) + (f.file.empty() ? "" : "\n  wrote " + f.file) +
-          "\n  reproduce: " + o.simtspec + " fuzz --invariant " + inv.name + " --seed " +
-          std::to_string(seed) + " --count 1" +
-          (o.max_size != FuzzOptions{}.max_size ? " --max-size " + std::to_string(o.max_size)
-                                                : "") +
-          (o.runner_arg.empty() ? "" : " --runner " + o.runner_arg));
-      std::lock_guard<std::mutex> g(mu);
-      res.failures.push_back(std::move(f));
+      if (!run.wanted(item)) continue;
+      run.take(item, check_item(o, run.invariant(item), run.k(item), o.runner));
+      run.commit(false, no_workers);
     }
-  };
-  std::vector<std::thread> threads;
-  for (uint32_t j = 1; j < std::max(1u, o.jobs); ++j) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
+  } else {
+    // A worker that dies while the parent writes to it must not end the parent.
+    struct sigaction ignore {
+    }, old{};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    ::sigaction(SIGPIPE, &ignore, &old);
+    Pool pool(o, run, invs, expired);
+    pool.go();
+    timed_out = pool.timed_out();
+    run.commit(true, no_workers);
+    ::sigaction(SIGPIPE, &old, nullptr);
+  }
+  // oracle.fuzz: never a program silently left out.
+  if (!timed_out)
+    if (uint64_t n = run.unchecked())
+      run.error({"", std::nullopt, std::to_string(n) + " program(s) were not checked"});
   res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return res;
 }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,15 +21,25 @@ struct FuzzOptions {
   uint64_t seed = 0;                    // program k of an invariant uses seed + k
   uint64_t count = 100;                 // programs per invariant (0: until the time is up)
   double seconds = 0;                   // stop after this long (0: no limit)
+  // oracle.fuzz.jobs: 1 checks in this process; N > 1 checks in N worker processes
+  // (fork()ed), with the same results for a --count run.
   uint32_t jobs = 1;
   int max_size = 100;  // RapidCheck size: 1 + (program seed mod max_size)
   size_t max_shrink_attempts = 5000;
   double max_shrink_seconds = 300;    // per failure (0: no limit), oracle.shrink
   std::string out_dir;                // where shrunk failures are written ("" = nowhere)
-  runners::Runner* runner = nullptr;  // for differential
+  runners::Runner* runner = nullptr;  // for differential (and for shrinking its failures)
+  // With jobs > 1 and a runner: opens another instance of the same runner, for
+  // each worker process (a runner is never shared across fork). Required then (else fuzz
+  // throws std::invalid_argument), unless the runner is the reference.
+  std::function<std::unique_ptr<runners::Runner>()> runner_factory;
   std::string runner_arg;             // how the user named the runner, for the reproduce line
   std::string simtspec = "simtspec";  // how the reproduce line names the program
   bool print_programs = false;        // log each program's text and verdict (oracle.fuzz)
+  // Called in the process that checked program `seed` (a worker with jobs > 1),
+  // after the check; may add per-program counts to `check.counts` (e.g. of the
+  // constructs generated), which are summed per invariant (InvariantStats::counters).
+  std::function<void(const Invariant&, uint64_t seed, const Program&, Check& check)> after_check;
 };
 
 struct FuzzFailure {
@@ -49,12 +61,24 @@ struct InvariantStats {
   uint64_t unsupported = 0;        // not run: the runner lacks a capability they need
   std::string unsupported_reason;  // the first such
   uint64_t failures = 0;
-  double seconds = 0;  // summed over jobs
+  uint64_t errors = 0;  // programs whose check went wrong (FuzzResult::errors)
+  double seconds = 0;   // summed over jobs
+  // Check::counts summed over the programs counted in `programs`.
+  std::map<std::string, uint64_t> counters;
+};
+
+// A check that went wrong without a verdict: the worker process checking the
+// program died, or the check threw; or the run had to stop (no seed then).
+struct FuzzError {
+  std::string invariant;  // "" for the run as a whole
+  std::optional<uint64_t> seed;
+  std::string message;
 };
 
 struct FuzzResult {
   std::map<std::string, InvariantStats> stats;
-  std::vector<FuzzFailure> failures;
+  std::vector<FuzzFailure> failures;  // in the order found (lowest program number first)
+  std::vector<FuzzError> errors;
   uint64_t programs = 0;
   double seconds = 0;  // wall time
 };
@@ -72,6 +96,11 @@ Program generate_one(const Invariant& inv, uint64_t seed, int max_size,
 Check check_one(const Invariant& inv, uint64_t seed, int max_size, runners::Runner* runner,
                 Program* out = nullptr);
 
+// oracle.fuzz, oracle.fuzz.jobs: checks programs 0, 1, ... of each invariant (interleaved) and
+// stops checking an invariant at its first failure, the failing program with the
+// lowest number: with --count the result (failures, counts, printed programs and
+// log lines but times) is the same for every number of jobs. `log` is called in
+// this process only, one line (or printed program) at a time.
 FuzzResult fuzz(const FuzzOptions& o, const std::function<void(const std::string&)>& log);
 
 // The regression test for a failure, in the suite's format (oracle.regress).

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -27,6 +28,10 @@ struct Check {
   // differential: non-empty (and ok) when the implementation lacks a capability
   // the program needs, e.g. "the runner lacks wave:64" (oracle.invariant.differential).
   std::string unsupported;
+  // Per-program counts an oracle (or FuzzOptions::after_check) reports, e.g. of
+  // the constructs generated; `simtspec fuzz` sums them per invariant
+  // (InvariantStats::counters, oracle.fuzz).
+  std::map<std::string, uint64_t> counts;
 };
 
 // What a loaded program uses, from the instruction table (isa.table).

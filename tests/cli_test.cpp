@@ -337,6 +337,46 @@ TEST_F(Cli, FuzzPrintsProgramsThatRun) {
             at);
 }
 
+// oracle.fuzz.jobs: with worker processes, --print still prints the programs in item
+// order, and the whole output but the job count and the rates is the same.
+TEST_F(Cli, FuzzOutputDoesNotDependOnJobs) {
+  auto strip = [](const std::string& out) {
+    std::string kept, line;
+    std::istringstream in(out);
+    while (std::getline(in, line))
+      if (line.find("job(s)") == std::string::npos && line.find("programs/s") == std::string::npos)
+        kept += line + "\n";
+    return kept;
+  };
+  auto one = simtspec("fuzz --seed 5 --count 30 --print --jobs 1");
+  ASSERT_EQ(one.code, 0) << one.out << one.err;
+  EXPECT_NE(one.out.find("; roundtrip program seed 34: holds\n"), std::string::npos);
+  auto three = simtspec("fuzz --seed 5 --count 30 --print --jobs 3");
+  ASSERT_EQ(three.code, 0) << three.out << three.err;
+  EXPECT_NE(three.out.find(", 3 job(s)\n"), std::string::npos) << three.out;
+  EXPECT_EQ(strip(one.out), strip(three.out));
+}
+
+// oracle.fuzz, oracle.fuzz.jobs: a worker process killed from outside does not end the run: the
+// run goes on to its end, says what happened and exits 1.
+TEST_F(Cli, FuzzWorkerKilledIsAnError) {
+  const fs::path out = dir() / "killed.txt", code = dir() / "killed_code.txt";
+  const std::string script =
+      quote(kBinary) + " fuzz --invariant sequential --seed 1 --time 3 --jobs 2 >" +
+      quote(out.string()) +
+      " 2>&1 & p=$!; sleep 1; kill -9 $(cut -d' ' -f1 /proc/$p/task/$p/children); wait $p; "
+      "echo $? >" +
+      quote(code.string());
+  ASSERT_EQ(std::system(("timeout 20 sh -c " + quote(script) + " </dev/null").c_str()), 0);
+  const std::string o = read_all(out);
+  EXPECT_EQ(read_all(code), "1\n") << o;
+  // Killed while checking a program (an error for it) or between two.
+  EXPECT_NE(o.find("ERROR"), std::string::npos) << o;
+  EXPECT_NE(o.find("was killed by signal 9 (Killed)"), std::string::npos) << o;
+  EXPECT_NE(o.find(" 1 error(s)\n"), std::string::npos) << o;
+  EXPECT_NE(o.find("fuzz: "), std::string::npos) << o;
+}
+
 TEST_F(Cli, FuzzBadUsageExitsTwo) {
   const fs::path runner = dir() / "missing.toml";
   for (const std::string& args : std::vector<std::string>{

@@ -5,7 +5,9 @@
 // passes and the faulty implementation fails.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 
 #include "fuzz.h"
 #include "harness.h"
@@ -22,10 +24,17 @@ namespace fs = std::filesystem;
 constexpr uint64_t kBudget = 4000;  // programs per fault
 constexpr size_t kMaxInstructions = 12;
 
-std::unique_ptr<runners::Runner> faulty(const std::string& fault) {
-  auto spec = runners::parse_process_spec(test::faulty_runner_toml(fault), fault + ".toml");
+std::unique_ptr<runners::Runner> faulty(const std::string& fault, double timeout = 20) {
+  auto spec =
+      runners::parse_process_spec(test::faulty_runner_toml(fault, timeout), fault + ".toml");
   EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
   return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
+}
+
+// For worker processes (oracle.fuzz.jobs): each opens its own instance.
+std::function<std::unique_ptr<runners::Runner>()> faulty_factory(const std::string& fault,
+                                                                 double timeout = 20) {
+  return [=] { return faulty(fault, timeout); };
 }
 
 class FuzzFault : public ::testing::TestWithParam<const char*> {};
@@ -42,6 +51,7 @@ TEST_P(FuzzFault, IsFoundShrunkAndWrittenAsARegressionTest) {
   o.count = kBudget;
   o.jobs = 2;
   o.runner = runner.get();
+  o.runner_factory = faulty_factory(fault);
   o.out_dir = dir.string();
   std::string log;
   gen::FuzzResult r = gen::fuzz(o, [&](const std::string& l) { log += l + "\n"; });
@@ -79,40 +89,49 @@ TEST_P(FuzzFault, IsFoundShrunkAndWrittenAsARegressionTest) {
 }
 
 // oracle.invariant.differential: a runner that crashes, hangs or answers garbage
-// is a failure with a message saying so; the run ends, shrinks and writes it.
+// is a failure with a message saying so; the run ends, shrinks and writes it. In
+// this process and in worker processes (oracle.fuzz.jobs), each with its own
+// runner.
 TEST(FuzzBrokenRunner, CrashHangAndGarbageAreFailuresAndTheRunEnds) {
-  for (const std::string fault : {"crash", "hang", "garbage"}) {
-    SCOPED_TRACE(fault);
-    auto spec = runners::parse_process_spec(test::faulty_runner_toml(fault, 0.5), fault + ".toml");
-    ASSERT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
-    auto runner = runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
-    fs::path dir =
-        fs::temp_directory_path() / ("simtspec_broken_" + fault + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    gen::FuzzOptions o;
-    o.invariants = {"differential"};
-    o.seed = 1;
-    o.count = 20;
-    o.runner = runner.get();
-    o.out_dir = dir.string();
-    // oracle.shrink: every candidate hangs until the 0.5 s timeout, so the time
-    // budget ends shrinking long before a minimum is reached.
-    if (fault == "hang") o.max_shrink_seconds = 1;
-    gen::FuzzResult r = gen::fuzz(o, [](const std::string&) {});
-    ASSERT_EQ(r.failures.size(), 1u);
-    EXPECT_EQ(r.failures[0].shrink_out_of_time, fault == "hang");
-    if (fault == "hang") {
-      EXPECT_LE(r.failures[0].shrink_attempts, 4u);
+  for (const uint32_t jobs : {1u, 2u})
+    for (const std::string fault : {"crash", "hang", "garbage"}) {
+      SCOPED_TRACE(fault + " with " + std::to_string(jobs) + " job(s)");
+      auto runner = faulty(fault, 0.5);
+      fs::path dir = fs::temp_directory_path() /
+                     ("simtspec_broken_" + fault + "_" + std::to_string(::getpid()));
+      fs::remove_all(dir);
+      gen::FuzzOptions o;
+      o.invariants = {"differential"};
+      o.seed = 1;
+      o.count = 20;
+      o.jobs = jobs;
+      o.runner = runner.get();
+      o.runner_factory = faulty_factory(fault, 0.5);
+      o.out_dir = dir.string();
+      // oracle.shrink: every candidate hangs until the 0.5 s timeout, so the time
+      // budget ends shrinking long before a minimum is reached.
+      if (fault == "hang") o.max_shrink_seconds = 1;
+      const auto t0 = std::chrono::steady_clock::now();
+      gen::FuzzResult r = gen::fuzz(o, [](const std::string&) {});
+      // The first program fails; the workers skip the rest (oracle.fuzz.jobs).
+      EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 8);
+      EXPECT_TRUE(r.errors.empty()) << r.errors[0].message;
+      ASSERT_EQ(r.failures.size(), 1u);
+      EXPECT_EQ(r.failures[0].seed, 1u);
+      EXPECT_EQ(r.programs, 1u);
+      EXPECT_EQ(r.failures[0].shrink_out_of_time, fault == "hang");
+      if (fault == "hang") {
+        EXPECT_LE(r.failures[0].shrink_attempts, 4u);
+      }
+      EXPECT_EQ(test::read_all(r.failures[0].file).find("; minimal = false") != std::string::npos,
+                fault == "hang");
+      EXPECT_NE(r.failures[0].message.find("failed to run the program"), std::string::npos)
+          << r.failures[0].message;
+      EXPECT_FALSE(r.failures[0].file.empty());
+      EXPECT_TRUE(fs::exists(r.failures[0].file));
+      runner->shutdown();
+      fs::remove_all(dir);
     }
-    EXPECT_EQ(test::read_all(r.failures[0].file).find("; minimal = false") != std::string::npos,
-              fault == "hang");
-    EXPECT_NE(r.failures[0].message.find("failed to run the program"), std::string::npos)
-        << r.failures[0].message;
-    EXPECT_FALSE(r.failures[0].file.empty());
-    EXPECT_TRUE(fs::exists(r.failures[0].file));
-    runner->shutdown();
-    fs::remove_all(dir);
-  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, FuzzFault,
