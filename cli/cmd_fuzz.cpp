@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 
 #include "common.h"
 #include "fuzz.h"
 #include "oracles.h"
+#include "stats.h"
 
 namespace simt::cli {
 
@@ -25,10 +27,50 @@ struct FuzzArgs {
   int max_size = 100;
   double shrink_time = gen::FuzzOptions{}.max_shrink_seconds;
   bool print = false;
+  bool stats = false;
   CLI::Option* o_seed = nullptr;
   CLI::Option* o_count = nullptr;
   CLI::Option* o_time = nullptr;
 };
+
+// oracle.fuzz.stats: the constructs of every program checked, summed over the
+// invariants, by category, four to a line; then what was never generated.
+void print_stats(const gen::FuzzResult& r) {
+  std::map<std::string, uint64_t> all;
+  for (const auto& [name, st] : r.stats)
+    for (const auto& [k, n] : st.counters) all[k] += n;
+  const std::pair<const char*, const char*> groups[] = {
+      {"kind:", "statement kinds"},    {"instr:", "instructions"},
+      {"operand:", "operand forms"},   {"launch:", "launch settings"},
+      {"status:", "outcome statuses"}, {"event:", "events"}};
+  std::cout << "stats: constructs in the programs checked, over all invariants\n";
+  for (const auto& [prefix, title] : groups) {
+    std::cout << "  " << title << ":\n";
+    int col = 0;
+    for (const auto& [k, n] : all) {
+      if (k.rfind(prefix, 0) != 0) continue;
+      char cell[64];
+      std::snprintf(cell, sizeof cell, "    %-22s %8llu",
+                    k.substr(std::string(prefix).size()).c_str(),
+                    static_cast<unsigned long long>(n));
+      std::cout << cell << (++col % 4 == 0 ? "\n" : "");
+    }
+    if (col % 4) std::cout << "\n";
+  }
+  auto never = [&](const std::vector<std::string>& keys, const std::map<std::string, uint64_t>& m) {
+    std::string out;
+    for (const auto& k : keys)
+      if (!m.count(k)) out += (out.empty() ? "" : ", ") + k.substr(k.find(':') + 1);
+    return out.empty() ? std::string("none") : out;
+  };
+  std::cout << "  never generated: instructions: " << never(gen::instruction_keys(), all)
+            << "\n  never generated: statement kinds: " << never(gen::kind_keys(), all)
+            << "\n  never generated: operand forms: " << never(gen::operand_keys(), all) << "\n";
+  for (const auto& [name, st] : r.stats)
+    std::cout << "  " << name
+              << ": instructions never generated: " << never(gen::instruction_keys(), st.counters)
+              << "\n";
+}
 
 int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
   gen::FuzzOptions o;
@@ -55,9 +97,8 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
       if (!i.needs_runner || o.runner) o.invariants.push_back(i.name);
   } else if (const gen::Invariant* inv = gen::find_invariant(a.invariant)) {
     if (inv->needs_runner && !o.runner) {
-      std::cerr << "simtspec: --invariant differential needs --runner (an implementation to "
-                   "compare with the "
-                   "reference)\n";
+      std::cerr << "simtspec: --invariant " << a.invariant
+                << " needs --runner (an implementation to compare with the reference)\n";
       return kExitUsage;
     }
     o.invariants.push_back(a.invariant);
@@ -83,6 +124,10 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
   o.max_shrink_seconds = a.shrink_time;
   o.out_dir = a.out;
   o.print_programs = a.print;
+  if (a.stats)
+    o.after_check = [](const gen::Invariant&, uint64_t, const gen::Program& p, gen::Check& c) {
+      gen::count_constructs(p, c, c.counts);
+    };
   std::cout << "fuzz: seed " << o.seed << ", invariants";
   for (const auto& i : o.invariants) std::cout << " " << i;
   if (o.count)
@@ -113,6 +158,7 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
       checked_nothing = true;
     }
   }
+  if (a.stats) print_stats(r);
   char total[128];
   std::snprintf(
       total, sizeof total, "fuzz: %llu programs in %.1f s (%.0f programs/s), %zu failure(s)",
@@ -147,14 +193,16 @@ void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   auto* cmd = app.add_subcommand("fuzz", "check generated programs against the invariant oracles");
   cmd->add_option(
       "--invariant", a->invariant,
-      "sequential, scheduler, snapshot, expansion, roundtrip, differential or all (default)");
+      "sequential, structured, scheduler, snapshot, expansion, roundtrip, policy, livelock, "
+      "validator, differential or all (default)");
   a->o_seed = cmd->add_option("--seed", a->seed,
                               "base seed: program k uses seed + k (default: from the clock)");
   a->o_count = cmd->add_option("--count", a->count, "programs per invariant (default 200)");
   a->o_time = cmd->add_option("--time", a->seconds, "run for this many seconds instead of a count")
                   ->check(seconds(false));
   cmd->add_option("--runner", a->runner,
-                  "implementation for the differential invariant (runner .toml)");
+                  "implementation under test (runner .toml): differential compares it with the "
+                  "reference, structured with the structured evaluator");
   cmd->add_option("--jobs,-j", a->jobs,
                   "worker processes (default 1: in this process); results do not depend on it");
   cmd->add_option("--out", a->out,
@@ -164,6 +212,9 @@ void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_option("--shrink-time", a->shrink_time,
                   "seconds to spend shrinking each failure (default 300; 0: no limit)")
       ->check(seconds(true));
+  cmd->add_flag("--stats", a->stats,
+                "count the constructs of the programs checked (statement kinds, instructions, "
+                "operand forms, launch settings, outcomes) and name those never generated");
   cmd->add_flag("--print", a->print,
                 "print each generated program, as text simtspec run accepts, with its verdict");
   cmd->callback([a, &exit_code, argv0] { exit_code = run_fuzz(*a, argv0); });

@@ -101,7 +101,7 @@ std::string regression_file_name(const std::string& invariant, uint64_t seed) {
 std::string regression_test(const FuzzFailure& f, const Check& expected,
                             const std::string& runner_name) {
   const Invariant* inv = find_invariant(f.invariant);
-  std::string text = print(f.shrunk);
+  std::string text = expected.regression_text.empty() ? print(f.shrunk) : expected.regression_text;
   std::string h;
   auto kv = [&](const std::string& k, const std::string& v) { h += "; " + k + " = " + v + "\n"; };
   h += "; simtspec-test 1\n";

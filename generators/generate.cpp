@@ -140,7 +140,7 @@ Kind choose_kind(const Ctx& c, int size) {
       {nest ? 3u : 0u, Kind::Loop},
       {c.in_loop ? 2u : 0u, Kind::Break},
       {c.in_loop ? 2u : 0u, Kind::Continue},
-      {o.exits && c.depth > 0 ? 1u : 0u, Kind::Exit},
+      {o.exits && (c.depth > 0 || c.bar_ok) ? 1u : 0u, Kind::Exit},
       {callable ? 2u : 0u, Kind::Call},
       {2, Kind::PredOp},
       {1, Kind::Nop},
@@ -162,7 +162,7 @@ Kind choose_kind(const Ctx& c, int size) {
                                {o.raw && nest && c.counted < 2 ? 1u : 0u, Kind::CountedLoop},
                                {c.recurse_ok ? 2u : 0u, Kind::Recurse},
                                {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
-                               {c.traps ? 1u : 0u, Kind::Trap}});
+                               {c.traps ? 2u : 0u, Kind::Trap}});
   }
   uint32_t total = 0;
   for (const auto& k : kinds) total += k.first;
@@ -192,8 +192,21 @@ Gen<Stmt> statement(Ctx c, int size) {
       case Kind::Select:
       case Kind::Break:
       case Kind::Continue:
+        s.cond = *condition(c);
+        break;
       case Kind::Exit:
         s.cond = *condition(c);
+        // Where every warp passes (bar_ok), sometimes a whole warp retires: a
+        // barrier after it cannot complete (bar.exited, exec.status.deadlock).
+        if (c.bar_ok && (c.depth == 0 || *g::weightedElement<bool>({{3, false}, {1, true}}))) {
+          s.cond.reuse = false;
+          s.cond.cmp = "cmp.eq";
+          s.cond.a =
+              Operand{Operand::K::Special, static_cast<int32_t>(isa::Special::Warp), Notation::Dec};
+          s.cond.b = Operand{Operand::K::Imm, *g::inRange(0, 4), Notation::Dec};
+          s.cond.negate = false;
+          s.raw = false;
+        }
         break;
       case Kind::Ballot:
         s.cond = *condition(c);
@@ -523,12 +536,12 @@ rc::Gen<Program> program(const Options& o) {
           const uint32_t mneed = std::max(1u, mask_need(p)), cneed = std::max(1u, call_need(p));
           if (o.small_mask_depth && *g::weightedElement<bool>({{3, false}, {1, true}})) {
             p.mask_depth = *g::inRange<uint32_t>(1, 5);
-          } else if (traps && *g::weightedElement<bool>({{2, false}, {1, true}})) {
+          } else if (traps && *g::arbitrary<bool>()) {
             p.mask_depth = std::max(1u, mneed - *g::inRange<uint32_t>(0, 2));
           } else if (mneed > 32 || *g::weightedElement<bool>({{5, false}, {1, true}})) {
             p.mask_depth = mneed;
           }
-          if (traps && *g::weightedElement<bool>({{2, false}, {1, true}})) {
+          if (traps && *g::arbitrary<bool>()) {
             p.call_depth = std::max(1u, cneed - *g::inRange<uint32_t>(0, 2));
           } else if (cneed > 16 || *g::weightedElement<bool>({{5, false}, {1, true}})) {
             p.call_depth = cneed;

@@ -32,6 +32,9 @@ struct Check {
   // the constructs generated; `simtspec fuzz` sums them per invariant
   // (InvariantStats::counters, oracle.fuzz).
   std::map<std::string, uint64_t> counts;
+  // The program text a regression test holds, when it is not the generated
+  // program itself (validator: the mutated program, which must be rejected).
+  std::string regression_text;
 };
 
 // What a loaded program uses, from the instruction table (isa.table).

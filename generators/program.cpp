@@ -62,11 +62,12 @@ std::string imm_text(int64_t value, Notation n) {
     case Notation::HexUpper:
       std::snprintf(buf, sizeof buf, "0x%X", bits);
       return buf;
-    case Notation::Bin: {
+    case Notation::Bin: {  // negative values with a '-' (-0b101)
+      const uint64_t mag = value < 0 ? static_cast<uint64_t>(-value) : bits;
       std::string s;
-      for (int i = 31; i >= 0; --i)
-        if (!s.empty() || ((bits >> i) & 1) || i == 0) s += ((bits >> i) & 1) ? '1' : '0';
-      return "0b" + s;
+      for (int i = 32; i >= 0; --i)
+        if (!s.empty() || ((mag >> i) & 1) || i == 0) s += ((mag >> i) & 1) ? '1' : '0';
+      return (value < 0 ? "-0b" : "0b") + s;
     }
     case Notation::NegHex:
       if (value < 0) {

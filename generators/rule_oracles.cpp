@@ -530,16 +530,23 @@ Check validator_oracle(const Program& p, const std::string& text, OracleContext&
     return failure("the program ends " + c.expected->status + "; the generator meant it to end " +
                    *intended);
   for (const Mutation& m : mutations(text)) {
+    ++c.counts["mutation:" + m.name];
     auto got = host::load(m.text);
-    if (got.loaded)
-      return failure("the mutation " + m.name + " breaks " + m.clause +
-                     " but the program is accepted:\n" + m.text);
-    const syntax::Diagnostic& first = got.diags.first();
-    if (first.clause != m.clause)
-      return failure("the mutation " + m.name + " breaks " + m.clause +
-                     " but the first error names " +
-                     (first.clause.empty() ? std::string("no clause") : first.clause) + ": " +
-                     syntax::format_diag("mutated", first));
+    std::string wrong;
+    if (got.loaded) {
+      wrong = "the mutation " + m.name + " breaks " + m.clause + " but the program is accepted";
+    } else if (const syntax::Diagnostic& first = got.diags.first(); first.clause != m.clause) {
+      wrong = "the mutation " + m.name + " breaks " + m.clause + " but the first error names " +
+              (first.clause.empty() ? std::string("no clause") : first.clause) + ": " +
+              syntax::format_diag("mutated", first);
+    }
+    if (wrong.empty()) continue;
+    // oracle.regress: the regression test is the mutated program, to be rejected.
+    Check f = failure(wrong);
+    f.expected = model::Outcome{};
+    f.expected->status = "rejected";
+    f.regression_text = m.text;
+    return f;
   }
   return c;
 }

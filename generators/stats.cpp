@@ -1,0 +1,135 @@
+#include "stats.h"
+
+#include "host/host.h"
+#include "isa/isa.h"
+
+namespace simt::gen {
+
+namespace {
+
+using syntax::OperandType;
+using syntax::RegFile;
+
+// How the text writes an immediate (syntax.lex.number, syntax.operand.imm).
+std::string notation_of(const std::string& t) {
+  std::string s = t;
+  bool negative = false;
+  if (!s.empty() && s[0] == '-') {
+    negative = true;
+    s = s.substr(1);
+    while (!s.empty() && s[0] == ' ') s = s.substr(1);
+  }
+  std::string form = "decimal";
+  if (s.rfind("0x", 0) == 0)
+    form = "hex";
+  else if (s.rfind("0b", 0) == 0)
+    form = "binary";
+  else if (s.size() > 1 && s[0] == '0')
+    form = "leading-zeros";
+  return negative ? "negative-" + form : form;
+}
+
+void count_operands(const syntax::Program& ast, std::map<std::string, uint64_t>& counts) {
+  for (const auto& s : ast.stmts) {
+    if (s.kind != syntax::StmtKind::Instr) continue;
+    const auto kinds = isa::info(s.op).sig.view();
+    for (size_t i = 0; i < s.operands.size() && i < kinds.size(); ++i) {
+      const auto& o = s.operands[i];
+      const auto k = kinds[i];
+      if (k == isa::OperandKind::Dst) {
+        const char* form = o.value.file == RegFile::V   ? "dst-vector-form"
+                           : o.value.file == RegFile::S ? "dst-scalar-form"
+                                                        : "dst-special";
+        ++counts[std::string("operand:") + form];
+      }
+      switch (o.type) {
+        case OperandType::Value:
+          if (o.value.file == RegFile::Imm)
+            ++counts["operand:imm-" + notation_of(o.value.text)];
+          else if (o.value.file == RegFile::Special)
+            ++counts["operand:special-%" +
+                     std::string(isa::special_info(static_cast<isa::Special>(o.value.index)).name)];
+          else if (k == isa::OperandKind::Lane)
+            ++counts["operand:lane-register"];
+          break;
+        case OperandType::Pred:
+          ++counts[std::string("operand:pred-") + (o.negate ? "negated-" : "") +
+                   (o.value.file == RegFile::PTrue ? "pt" : "p")];
+          break;
+        case OperandType::Mem: {
+          const char* base = o.value.file == RegFile::None ? "absolute"
+                             : o.value.file == RegFile::V  ? "vector-base"
+                             : o.value.file == RegFile::S  ? "scalar-base"
+                                                           : "special-base";
+          ++counts[std::string("operand:mem-") + base];
+          if (o.offset < 0 || (!o.offset_text.empty() && o.offset_text[0] == '-'))
+            ++counts["operand:mem-negative-offset"];
+          else if (o.offset > 0)
+            ++counts["operand:mem-positive-offset"];
+          ++counts[std::string("operand:mem-") + (o.name == "slm" ? "slm" : "buffer")];
+          break;
+        }
+        case OperandType::Label:
+          break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void count_constructs(const Program& p, const Check& check,
+                      std::map<std::string, uint64_t>& counts) {
+  for (const auto& [k, n] : kind_counts(p)) counts["kind:" + std::string(kind_name(k))] += n;
+  if (p.warps * p.workgroups > 1) ++counts["launch:several-warps"];
+  if (p.workgroups > 1) ++counts["launch:several-workgroups"];
+  if (p.cores > 1) ++counts["launch:several-cores"];
+  if (p.simd) ++counts["launch:simd-below-wave"];
+  if (p.mask_depth) ++counts["launch:mask_depth-set"];
+  if (p.call_depth) ++counts["launch:call_depth-set"];
+  ++counts["launch:wave-" + std::to_string(p.wave)];
+  ++counts["launch:policy-" + p.policy];
+  auto r = host::load(print(p));
+  if (r.loaded) {
+    for (const auto& in : r.loaded->program->insns)
+      ++counts["instr:" + std::string(isa::info(in.op).mnemonic)];
+    // The expansion keeps every instruction as written and carries the
+    // predicates of structured statements into their primitives.
+    count_operands(r.loaded->expanded, counts);
+  }
+  if (check.expected) {
+    ++counts["status:" + check.expected->status];
+    if (check.expected->event) ++counts["event:" + check.expected->event->name];
+  }
+}
+
+std::vector<std::string> instruction_keys() {
+  std::vector<std::string> out;
+  for (const auto& i : isa::table()) out.push_back("instr:" + std::string(i.mnemonic));
+  return out;
+}
+
+std::vector<std::string> kind_keys() {
+  std::vector<std::string> out;
+  for (size_t k = 0; k < static_cast<size_t>(Kind::kCount); ++k)
+    out.push_back("kind:" + std::string(kind_name(static_cast<Kind>(k))));
+  return out;
+}
+
+std::vector<std::string> operand_keys() {
+  std::vector<std::string> out;
+  for (const char* form : {"decimal", "hex", "binary", "leading-zeros"}) {
+    out.push_back(std::string("operand:imm-") + form);
+    if (std::string(form) != "leading-zeros")
+      out.push_back(std::string("operand:imm-negative-") + form);
+  }
+  for (const char* k :
+       {"dst-vector-form", "dst-scalar-form", "dst-special", "lane-register", "pred-p",
+        "pred-negated-p", "pred-pt", "pred-negated-pt", "mem-absolute", "mem-vector-base",
+        "mem-scalar-base", "mem-negative-offset", "mem-positive-offset", "mem-slm", "mem-buffer"})
+    out.push_back(std::string("operand:") + k);
+  for (const auto& s : isa::specials()) out.push_back("operand:special-%" + std::string(s.name));
+  return out;
+}
+
+}  // namespace simt::gen
