@@ -125,15 +125,13 @@ Check policy_oracle(const Program& p, const std::string& text, OracleContext& ct
         return failure(where + "warp " + std::to_string(traced) +
                        " ran, the policy's clause picks " + std::to_string(want));
       tr.ran(static_cast<uint32_t>(want), n);
-      if (end) {
-        if (pol == Policy::RoundRobin) {
-          c.expected = runners::to_model(m.outcome());
-          if (auto intended = intended_status(p); intended && *intended != c.expected->status)
-            return failure("under round_robin the program ends " + c.expected->status +
-                           "; the generator meant it to end " + *intended);
-        }
-        break;
-      }
+      if (end) break;
+    }
+    if (pol == Policy::RoundRobin) {
+      c.expected = runners::to_model(m.outcome());
+      if (auto intended = intended_status(p); intended && *intended != c.expected->status)
+        return failure("under round_robin the program ends " + c.expected->status +
+                       "; the generator meant it to end " + *intended);
     }
   }
   return c;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "evaluator.h"
+#include "gen_builders.h"
 #include "generate.h"
 #include "program.h"
 #include "support.h"
@@ -21,134 +22,8 @@
 namespace simt {
 namespace {
 
-using gen::Cond;
+using namespace test::genb;  // program building blocks (gen_builders.h)
 using gen::Expected;
-using gen::Kind;
-using gen::Operand;
-using gen::Program;
-using gen::Stmt;
-
-// Program building blocks.
-Operand R(int i) {
-  return {Operand::K::Reg, i};
-}
-Operand I(int32_t v) {
-  return {Operand::K::Imm, v};
-}
-Operand Lane() {
-  return {Operand::K::Lane, 0};
-}
-
-Cond cmp(const std::string& c, Operand a, Operand b, int pred = 0, bool negate = false) {
-  Cond k;
-  k.cmp = c;
-  k.a = a;
-  k.b = b;
-  k.pred = pred;
-  k.negate = negate;
-  return k;
-}
-Cond reuse(int pred, bool negate = false) {
-  Cond k;
-  k.reuse = true;
-  k.pred = pred;
-  k.negate = negate;
-  return k;
-}
-
-Stmt alu(const std::string& op, int dst, Operand a, Operand b = I(0)) {
-  Stmt s;
-  s.kind = Kind::Alu;
-  s.op = op;
-  s.dst = dst;
-  s.a = a;
-  s.b = b;
-  return s;
-}
-Stmt sel(int dst, Cond c, Operand a, Operand b) {
-  Stmt s;
-  s.kind = Kind::Select;
-  s.dst = dst;
-  s.cond = c;
-  s.a = a;
-  s.b = b;
-  return s;
-}
-Stmt if_(Cond c, std::vector<Stmt> then, std::optional<std::vector<Stmt>> other = std::nullopt) {
-  Stmt s;
-  s.kind = Kind::If;
-  s.cond = c;
-  s.body = std::move(then);
-  s.has_else = other.has_value();
-  if (other) s.other = std::move(*other);
-  return s;
-}
-Stmt loop(int limit, std::vector<Stmt> body) {
-  Stmt s;
-  s.kind = Kind::Loop;
-  s.limit = limit;
-  s.body = std::move(body);
-  return s;
-}
-Stmt loop_reg(Operand a, std::vector<Stmt> body) {
-  Stmt s;
-  s.kind = Kind::Loop;
-  s.limit_reg = true;
-  s.a = a;
-  s.body = std::move(body);
-  return s;
-}
-Stmt ctl(Kind k, Cond c) {
-  Stmt s;
-  s.kind = k;
-  s.cond = c;
-  return s;
-}
-Stmt brk(Cond c) {
-  return ctl(Kind::Break, c);
-}
-Stmt cont(Cond c) {
-  return ctl(Kind::Continue, c);
-}
-Stmt exit_(Cond c) {
-  return ctl(Kind::Exit, c);
-}
-Stmt call(int f) {
-  Stmt s;
-  s.kind = Kind::Call;
-  s.slot = f;
-  return s;
-}
-Stmt load_input(int dst) {
-  Stmt s;
-  s.kind = Kind::LoadInput;
-  s.dst = dst;
-  return s;
-}
-Stmt store_scratch(int slot, Operand a) {
-  Stmt s;
-  s.kind = Kind::StoreScratch;
-  s.slot = slot;
-  s.a = a;
-  return s;
-}
-Stmt load_scratch(int dst, int slot) {
-  Stmt s;
-  s.kind = Kind::LoadScratch;
-  s.dst = dst;
-  s.slot = slot;
-  return s;
-}
-
-Program prog(uint32_t wave, int nregs, std::vector<Stmt> main,
-             std::vector<std::vector<Stmt>> functions = {}) {
-  Program p;
-  p.wave = wave;
-  p.nregs = nregs;
-  p.main = std::move(main);
-  p.functions = std::move(functions);
-  return p;
-}
 
 // The `out` words, register by register, from one function per data register of
 // the thread index (nullopt: the thread exited, all its words are 0).
