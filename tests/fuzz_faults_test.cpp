@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <ostream>
 #include <functional>
+#include <vector>
 
 #include "fuzz.h"
 #include "harness.h"
@@ -37,16 +39,27 @@ std::function<std::unique_ptr<runners::Runner>()> faulty_factory(const std::stri
   return [=] { return faulty(fault, timeout); };
 }
 
-class FuzzFault : public ::testing::TestWithParam<const char*> {};
+// An invariant that checks an implementation (differential against the
+// reference, structured against the structured warp evaluator) and a fault.
+struct Case {
+  const char* invariant;
+  const char* fault;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.invariant << " against " << c.fault;
+}
+
+class FuzzFault : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FuzzFault, IsFoundShrunkAndWrittenAsARegressionTest) {
-  const std::string fault = GetParam();
-  fs::path dir =
-      fs::temp_directory_path() / ("simtspec_fuzz_" + fault + "_" + std::to_string(::getpid()));
+  const std::string invariant = GetParam().invariant, fault = GetParam().fault;
+  fs::path dir = fs::temp_directory_path() /
+                 ("simtspec_fuzz_" + invariant + "_" + fault + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   auto runner = faulty(fault);
   gen::FuzzOptions o;
-  o.invariants = {"differential"};
+  o.invariants = {invariant};
   o.seed = 20261122;
   o.count = kBudget;
   o.jobs = 2;
@@ -62,7 +75,7 @@ TEST_P(FuzzFault, IsFoundShrunkAndWrittenAsARegressionTest) {
   EXPECT_GT(f.shrunk_instructions, 0u);
   // The printed seed reproduces the original failure.
   gen::Check again =
-      gen::check_one(*gen::find_invariant("differential"), f.seed, o.max_size, runner.get());
+      gen::check_one(*gen::find_invariant(invariant), f.seed, o.max_size, runner.get());
   EXPECT_FALSE(again.ok) << "seed " << f.seed << " does not reproduce";
   // The regression test: lints, passes on the reference, fails on the fault.
   ASSERT_FALSE(f.file.empty());
@@ -81,9 +94,9 @@ TEST_P(FuzzFault, IsFoundShrunkAndWrittenAsARegressionTest) {
       harness::run(*runner, suite, harness::select(suite, ho), ho, [](const json::Value&) {});
   EXPECT_GT(on_fault.counts["fail"], 0u) << f.file;
   runner->shutdown();
-  std::cout << fault << ": found after " << r.programs << " programs, " << f.original_instructions
-            << " -> " << f.shrunk_instructions << " instructions in " << f.shrink_attempts
-            << " attempts\n"
+  std::cout << invariant << ", " << fault << ": found after " << r.programs << " programs, "
+            << f.original_instructions << " -> " << f.shrunk_instructions << " instructions in "
+            << f.shrink_attempts << " attempts\n"
             << gen::print(f.shrunk);
   fs::remove_all(dir);
 }
@@ -134,16 +147,26 @@ TEST(FuzzBrokenRunner, CrashHangAndGarbageAreFailuresAndTheRunEnds) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, FuzzFault,
-                         ::testing::Values("invert-all", "cbr-empty-taken", "readlane-off-by-one",
-                                           "cmp-unsigned", "barrier-early", "mask-overflow-late",
-                                           "shfl-stale", "store-lowest-wins"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (auto& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+const char* const kFaults[] = {"invert-all",   "cbr-empty-taken",  "readlane-off-by-one",
+                               "cmp-unsigned", "barrier-early",    "mask-overflow-late",
+                               "shfl-stale",   "store-lowest-wins"};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const char* inv : {"differential", "structured"})
+    for (const char* f : kFaults) out.push_back({inv, f});
+  return out;
+}
+
+// oracle.invariant.differential, oracle.invariant.structured: both find every
+// planted fault, the communicating ones (readlane, shuffle, barrier, store
+// order) included, without the reference for structured.
+INSTANTIATE_TEST_SUITE_P(Faults, FuzzFault, ::testing::ValuesIn(cases()), [](const auto& info) {
+  std::string n = std::string(info.param.invariant) + "_" + info.param.fault;
+  for (auto& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+});
 
 }  // namespace
 }  // namespace simt
