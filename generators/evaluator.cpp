@@ -194,26 +194,8 @@ class Lane {
 
   // state.special.*: the lane-independent ones (the checker refuses %exec).
   uint32_t special(int32_t idx) const {
-    switch (static_cast<isa::Special>(idx)) {
-      case isa::Special::Warp:
-        return gwarp_ % p_.warps;
-      case isa::Special::GWarp:
-        return gwarp_;
-      case isa::Special::Wg:
-        return gwarp_ / p_.warps;
-      case isa::Special::Core:
-        return gwarp_ / p_.warps % std::max(1u, p_.cores);
-      case isa::Special::Wave:
-        return p_.wave;
-      case isa::Special::Simd:
-        return p_.simd_width();
-      case isa::Special::NWarps:
-        return p_.warps;
-      case isa::Special::NWg:
-        return p_.workgroups;
-      default:
-        return 0;
-    }
+    const spec::Launch l{p_.wave, p_.simd_width(), p_.warps, p_.workgroups, p_.cores};
+    return spec::special(idx, l, gwarp_, 0).value_or(0);
   }
 
   uint32_t value(const Operand& o) {

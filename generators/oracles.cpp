@@ -17,18 +17,11 @@ namespace {
 
 using exec::Machine;
 
-Check fail(std::string m) {
-  Check c;
-  c.ok = false;
-  c.message = std::move(m);
-  return c;
-}
-
 // Loads generated text; a program the generator made must always load.
 std::optional<host::Loaded> load(const std::string& text, Check& c, host::LoadOptions opt = {}) {
   auto r = host::load(text, opt);
   if (!r.loaded) {
-    c = fail("the generated program does not load:\n" + r.diags.format("generated"));
+    c = failing("the generated program does not load:\n" + r.diags.format("generated"));
     return std::nullopt;
   }
   return std::move(r.loaded);
@@ -107,11 +100,11 @@ std::optional<model::Outcome> run_implementation(const host::Loaded& loaded,
   }
   runners::RunResult got = ctx.runner->run(req);
   if (got.kind == runners::RunResult::Kind::Error) {
-    c = fail(ctx.runner->name() + " failed to run the program: " + got.message);
+    c = failing(ctx.runner->name() + " failed to run the program: " + got.message);
     return std::nullopt;
   }
   if (got.kind == runners::RunResult::Kind::Rejected) {
-    c = fail(ctx.runner->name() + " rejects the program: " + got.message);
+    c = failing(ctx.runner->name() + " rejects the program: " + got.message);
     return std::nullopt;
   }
   return got.outcome;
@@ -135,7 +128,7 @@ Check structured(const Program& p, const std::string& text, OracleContext& ctx) 
   if (!loaded) return c;
   StructuredResult want = evaluate_structured(p);
   if (!want.error.empty())
-    return fail("the structured evaluator cannot run this program: " + want.error);
+    return failing("the structured evaluator cannot run this program: " + want.error);
   std::optional<model::Outcome> got = run_implementation(*loaded, text, ctx, c);
   if (!got) return c;
   c.expected = want.outcome;
@@ -144,7 +137,7 @@ Check structured(const Program& p, const std::string& text, OracleContext& ctx) 
     // The schedule decides which warp traps first: the status alone is defined.
     c.expected = *got;
     if (got->status != want.outcome.status)
-      return fail("status is " + got->status + ", " + who + " says " + want.outcome.status);
+      return failing("status is " + got->status + ", " + who + " says " + want.outcome.status);
     return c;
   }
   std::string d = outcome_difference(want.outcome, *got, p, who);
@@ -155,12 +148,12 @@ Check structured(const Program& p, const std::string& text, OracleContext& ctx) 
 // oracle.invariant.sequential
 Check sequential(const Program& p, const std::string& text, OracleContext&) {
   Check c;
-  if (communicates(p)) return fail("sequential needs a program whose lanes do not communicate");
+  if (communicates(p)) return failing("sequential needs a program whose lanes do not communicate");
   auto loaded = load(text, c);
   if (!loaded) return c;
   Expected want = evaluate_sequential(p);
   if (!want.error.empty())
-    return fail("the sequential evaluator cannot run this program: " + want.error);
+    return failing("the sequential evaluator cannot run this program: " + want.error);
   model::Outcome exp;
   exp.status = "completed";
   exp.buffers.push_back({"out", "u32", std::vector<int64_t>(want.out.begin(), want.out.end())});
@@ -309,11 +302,11 @@ Check roundtrip(const Program& p, const std::string& text, OracleContext&) {
   if (!r.loaded) {
     auto first = text::parse(text);
     if (!first.ok())
-      return fail("the generated text does not parse:\n" + first.diags.format("generated"));
-    if (auto problem = text::roundtrip_problem(first.program)) return fail(*problem);
-    return fail("the generated program does not load:\n" + r.diags.format("generated"));
+      return failing("the generated text does not parse:\n" + first.diags.format("generated"));
+    if (auto problem = text::roundtrip_problem(first.program)) return failing(*problem);
+    return failing("the generated program does not load:\n" + r.diags.format("generated"));
   }
-  if (auto problem = text::roundtrip_problem(r.loaded->ast)) return fail(*problem);
+  if (auto problem = text::roundtrip_problem(r.loaded->ast)) return failing(*problem);
   Machine m(r.loaded->program);
   c.expected = runners::to_model(m.run());
   status_as_intended(p, c.expected->status, "the program", c);
@@ -323,7 +316,7 @@ Check roundtrip(const Program& p, const std::string& text, OracleContext&) {
 // oracle.invariant.differential
 Check differential(const Program& p, const std::string& text, OracleContext& ctx) {
   Check c;
-  if (!ctx.runner) return fail("differential needs an implementation to compare (--runner)");
+  if (!ctx.runner) return failing("differential needs an implementation to compare (--runner)");
   auto loaded = load(text, c);
   if (!loaded) return c;
   runners::RunRequest req;
@@ -355,6 +348,13 @@ Check differential(const Program& p, const std::string& text, OracleContext& ctx
 }
 
 }  // namespace
+
+Check failing(std::string message) {
+  Check c;
+  c.ok = false;
+  c.message = std::move(message);
+  return c;
+}
 
 Uses uses_of(const exec::Program& p) {
   Uses u;

@@ -37,6 +37,9 @@ struct Check {
   std::string regression_text;
 };
 
+// A check that failed with a message.
+Check failing(std::string message);
+
 // What a loaded program uses, from the instruction table (isa.table).
 struct Uses {
   std::set<std::string> clauses, features, mnemonics;

@@ -17,13 +17,6 @@ using exec::Policy;
 using exec::Status;
 using exec::WarpStatus;
 
-Check failure(std::string m) {
-  Check c;
-  c.ok = false;
-  c.message = std::move(m);
-  return c;
-}
-
 std::shared_ptr<exec::Program> with(const exec::Program& base, Policy policy, uint64_t seed,
                                     uint64_t max_steps, bool livelock_check) {
   auto p = std::make_shared<exec::Program>(base);
@@ -93,7 +86,7 @@ Check policy_oracle(const Program& p, const std::string& text, OracleContext& ct
   Check c;
   auto r = host::load(text);
   if (!r.loaded)
-    return failure("the generated program does not load:\n" + r.diags.format("generated"));
+    return failing("the generated program does not load:\n" + r.diags.format("generated"));
   const uint64_t seed = 1 + ctx.seed % 1000;
   for (Policy pol : exec::kAllPolicies) {
     auto prog = with(*r.loaded->program, pol, seed, r.loaded->config.max_steps, true);
@@ -113,16 +106,16 @@ Check policy_oracle(const Program& p, const std::string& text, OracleContext& ct
           "under " + policy_text(pol, seed) + " at step " + std::to_string(step) + ": ";
       if (all_done) {
         if (end != Status::Completed || traced >= 0)
-          return failure(where + "every warp is done but the launch does not end completed");
+          return failing(where + "every warp is done but the launch does not end completed");
         break;
       }
       if (want < 0) {
         if (end != Status::Deadlock || traced >= 0)
-          return failure(where + "no warp is ready but the launch does not end in deadlock");
+          return failing(where + "no warp is ready but the launch does not end in deadlock");
         break;
       }
       if (traced != want)
-        return failure(where + "warp " + std::to_string(traced) +
+        return failing(where + "warp " + std::to_string(traced) +
                        " ran, the policy's clause picks " + std::to_string(want));
       tr.ran(static_cast<uint32_t>(want), n);
       if (end) break;
@@ -130,7 +123,7 @@ Check policy_oracle(const Program& p, const std::string& text, OracleContext& ct
     if (pol == Policy::RoundRobin) {
       c.expected = runners::to_model(m.outcome());
       if (auto intended = intended_status(p); intended && *intended != c.expected->status)
-        return failure("under round_robin the program ends " + c.expected->status +
+        return failing("under round_robin the program ends " + c.expected->status +
                        "; the generator meant it to end " + *intended);
     }
   }
@@ -194,7 +187,7 @@ Check livelock_oracle(const Program& p, const std::string& text, OracleContext& 
   Check c;
   auto r = host::load(text);
   if (!r.loaded)
-    return failure("the generated program does not load:\n" + r.diags.format("generated"));
+    return failing("the generated program does not load:\n" + r.diags.format("generated"));
   const exec::Program& base = *r.loaded->program;
   const uint64_t max_steps = r.loaded->config.max_steps;
   const bool spins = uses(p, Kind::Spin);
@@ -214,23 +207,23 @@ Check livelock_oracle(const Program& p, const std::string& text, OracleContext& 
     }
     if (pol == Policy::Random) {
       // exec.livelock: the generator's state never repeats; a spin runs to the limit.
-      if (o.status == Status::Livelock) return failure(under + "a random launch ends livelock");
+      if (o.status == Status::Livelock) return failing(under + "a random launch ends livelock");
       if (spins && o.status != Status::StepLimit)
-        return failure(under + "a program that spins forever ends " +
+        return failing(under + "a program that spins forever ends " +
                        std::string(exec::status_name(o.status)) + ", not step_limit");
       continue;
     }
     if (!spins) {
       // It provably terminates (oracle.model.print): never livelock, at any limit.
       if (o.status == Status::Livelock)
-        return failure(under + "a terminating program ends livelock");
+        return failing(under + "a terminating program ends livelock");
       const uint64_t limit = 1 + (ctx.seed + static_cast<uint64_t>(pol)) % (o.steps + 2);
       exec::Outcome cut = Machine(with(base, pol, seed, limit, true)).run();
       const Status want = limit < o.steps || (limit == o.steps && o.status == Status::StepLimit)
                               ? Status::StepLimit
                               : o.status;
       if (cut.status != want || (want == Status::StepLimit && cut.steps != limit))
-        return failure(under + "with max_steps " + std::to_string(limit) + " the launch ends " +
+        return failing(under + "with max_steps " + std::to_string(limit) + " the launch ends " +
                        std::string(exec::status_name(cut.status)) + " after " +
                        std::to_string(cut.steps) + " steps; it runs " + std::to_string(o.steps) +
                        " steps to " + std::string(exec::status_name(o.status)));
@@ -239,16 +232,16 @@ Check livelock_oracle(const Program& p, const std::string& text, OracleContext& 
     // It provably repeats (oracle.model.spin): livelock under every deterministic
     // policy, at the detection step an exact detector predicts.
     if (o.status != Status::Livelock)
-      return failure(under + "a program whose state repeats ends " +
+      return failing(under + "a program whose state repeats ends " +
                      std::string(exec::status_name(o.status)));
     auto plain = with(base, pol, seed, max_steps, false);
     const Cycle cy = find_cycle(plain, o.steps);
     if (!cy.found)
-      return failure(under + "the launch ends livelock at step " + std::to_string(o.steps) +
+      return failing(under + "the launch ends livelock at step " + std::to_string(o.steps) +
                      " but no state repeats up to it");
     const uint64_t d = detection_step(cy.mu, cy.lambda);
     if (o.steps != d || o.buffers != buffers_at(plain, d))
-      return failure(under + "livelock detected at step " + std::to_string(o.steps) +
+      return failing(under + "livelock detected at step " + std::to_string(o.steps) +
                      "; the states first repeat at step " + std::to_string(cy.mu + cy.lambda) +
                      " (mu " + std::to_string(cy.mu) + ", lambda " + std::to_string(cy.lambda) +
                      "), so detection is due at step " + std::to_string(d) +
@@ -263,7 +256,7 @@ Check livelock_oracle(const Program& p, const std::string& text, OracleContext& 
       const uint64_t steps = live ? d : m;
       const Status want = live ? Status::Livelock : Status::StepLimit;
       if (cut.status != want || cut.steps != steps || cut.buffers != buffers_at(plain, steps))
-        return failure(under + "with max_steps " + std::to_string(m) + " the launch ends " +
+        return failing(under + "with max_steps " + std::to_string(m) + " the launch ends " +
                        std::string(exec::status_name(cut.status)) + " after " +
                        std::to_string(cut.steps) + " steps; an exact detector says " +
                        std::string(exec::status_name(want)) + " after " + std::to_string(steps) +
@@ -522,10 +515,10 @@ Check validator_oracle(const Program& p, const std::string& text, OracleContext&
   Check c;
   auto r = host::load(text);
   if (!r.loaded)
-    return failure("the generated program does not validate:\n" + r.diags.format("generated"));
+    return failing("the generated program does not validate:\n" + r.diags.format("generated"));
   c.expected = runners::to_model(Machine(r.loaded->program).run());
   if (auto intended = intended_status(p); intended && *intended != c.expected->status)
-    return failure("the program ends " + c.expected->status + "; the generator meant it to end " +
+    return failing("the program ends " + c.expected->status + "; the generator meant it to end " +
                    *intended);
   for (const Mutation& m : mutations(text)) {
     ++c.counts["mutation:" + m.name];
@@ -540,7 +533,7 @@ Check validator_oracle(const Program& p, const std::string& text, OracleContext&
     }
     if (wrong.empty()) continue;
     // oracle.regress: the regression test is the mutated program, to be rejected.
-    Check f = failure(wrong);
+    Check f = failing(wrong);
     f.expected = model::Outcome{};
     f.expected->status = "rejected";
     f.regression_text = m.text;

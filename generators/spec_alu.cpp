@@ -4,6 +4,8 @@
 #include <bit>
 #include <set>
 
+#include "isa/isa.h"
+
 namespace simt::gen::spec {
 
 namespace {
@@ -84,6 +86,35 @@ bool compare(const std::string& cmp, uint32_t a, uint32_t b) {
   if (cmp == "cmp.gt.u") return a > b;
   if (cmp == "cmp.ge.u") return a >= b;
   return false;  // unreachable: callers check the mnemonic
+}
+
+std::optional<uint32_t> special(int32_t index, const Launch& l, uint32_t gwarp, uint64_t exec) {
+  const uint32_t warps = l.warps ? l.warps : 1;
+  switch (static_cast<isa::Special>(index)) {
+    case isa::Special::Warp:  // state.special.warp
+      return gwarp % warps;
+    case isa::Special::GWarp:
+      return gwarp;
+    case isa::Special::Wg:  // state.special.wg
+      return gwarp / warps;
+    case isa::Special::Core:  // state.special.core, state.launch.placement
+      return gwarp / warps % (l.cores ? l.cores : 1);
+    case isa::Special::Wave:  // state.special.size
+      return l.wave;
+    case isa::Special::Simd:
+      return l.simd;
+    case isa::Special::NWarps:
+      return l.warps;
+    case isa::Special::NWg:
+      return l.workgroups;
+    case isa::Special::Exec:  // state.special.exec
+    case isa::Special::ExecLo:
+      return static_cast<uint32_t>(exec);
+    case isa::Special::ExecHi:
+      return static_cast<uint32_t>(exec >> 32);
+    default:
+      return std::nullopt;
+  }
 }
 
 }  // namespace simt::gen::spec

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace simt::gen::spec {
@@ -22,5 +23,13 @@ bool is_compare(const std::string& cmp);
 uint32_t alu(const std::string& op, uint32_t a, uint32_t b);
 // alu.cmp: `cmp.C` of A and B.
 bool compare(const std::string& cmp, uint32_t a, uint32_t b);
+
+// state.special.*: the value of a uniform special register (an isa::Special
+// index) for the warp with global id `gwarp` of a launch, with exec `exec`.
+// Nothing for %lane, which is per-lane.
+struct Launch {
+  uint32_t wave, simd, warps, workgroups, cores;
+};
+std::optional<uint32_t> special(int32_t index, const Launch& l, uint32_t gwarp, uint64_t exec);
 
 }  // namespace simt::gen::spec

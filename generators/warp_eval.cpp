@@ -366,31 +366,9 @@ int WarpRun::data(int i) const {
 
 // state.special.*: the uniform special registers, for this warp with exec E.
 uint32_t WarpRun::special(int32_t idx, Set E) const {
-  switch (static_cast<isa::Special>(idx)) {
-    case isa::Special::Warp:
-      return w_.local;
-    case isa::Special::GWarp:
-      return w_.gid;
-    case isa::Special::Wg:
-      return w_.wg;
-    case isa::Special::Core:
-      return w_.wg % std::max(1u, p_.cores);  // state.launch.placement
-    case isa::Special::Wave:
-      return p_.wave;
-    case isa::Special::Simd:
-      return p_.simd_width();
-    case isa::Special::NWarps:
-      return p_.warps;
-    case isa::Special::NWg:
-      return p_.workgroups;
-    case isa::Special::Exec:
-    case isa::Special::ExecLo:
-      return static_cast<uint32_t>(E);
-    case isa::Special::ExecHi:
-      return static_cast<uint32_t>(E >> 32);
-    default:
-      throw Outside{"a per-lane special register read as a uniform value"};
-  }
+  const spec::Launch l{p_.wave, p_.simd_width(), p_.warps, p_.workgroups, p_.cores};
+  if (auto v = spec::special(idx, l, w_.gid, E)) return *v;
+  throw Outside{"a per-lane special register read as a uniform value"};
 }
 
 uint32_t WarpRun::value(const Operand& o, uint32_t l, Set E) {

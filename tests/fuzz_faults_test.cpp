@@ -7,8 +7,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <ostream>
 #include <functional>
+#include <ostream>
 #include <vector>
 
 #include "fuzz.h"

@@ -180,10 +180,10 @@ TEST(WarpEval, ExchangesReadTheNeighbourAfterTheBarrier) {
 
 // bar.exited: a warp that retired before a barrier leaves the others waiting.
 TEST(WarpEval, AWarpRetiringBeforeABarrierDeadlocks) {
-  Program p = prog(4, 1,
-                   {store_scratch(0, Sp(Special::GWarp)),
-                    exit_(cmp("cmp.eq", Sp(Special::Warp), I(1))), block(Kind::Barrier),
-                    store_scratch(1, I(9))});
+  Program p =
+      prog(4, 1,
+           {store_scratch(0, Sp(Special::GWarp)), exit_(cmp("cmp.eq", Sp(Special::Warp), I(1))),
+            block(Kind::Barrier), store_scratch(1, I(9))});
   p.warps = 2;
   const model::Outcome o = evaluate(p);
   EXPECT_EQ(o.status, "deadlock");
