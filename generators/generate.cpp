@@ -250,11 +250,12 @@ Gen<Stmt> statement(Ctx c, int size) {
         s.accumulate = *g::weightedElement<bool>({{1, false}, {3, true}});
         break;
       case Kind::PredOp:
+        // On the predicates conditions test (p0-p3), so the result is seen.
         s.op = *g::element<std::string>("pand", "por", "pxor", "pmov");
-        s.dst = *g::inRange(0, kMaxPred);
-        s.cond.pred = *g::inRange(0, kMaxPred);
+        s.dst = *g::inRange(0, 4);
+        s.cond.pred = *g::inRange(0, 4);
         s.cond.negate = *g::arbitrary<bool>();
-        s.p2 = *g::inRange(0, kMaxPred);
+        s.p2 = *g::inRange(0, 4);
         s.n2 = *g::arbitrary<bool>();
         break;
       case Kind::If: {

@@ -416,7 +416,24 @@ std::vector<Mutation> mutations(const std::string& text) {
     q.stmts[i].operands[k].value.index = 0;
     add("scalar-form-with-per-lane-source", "valid.form.uniform", q);
   }
-  // valid.mem.space: an undeclared buffer.
+  // valid.form.uniform: a vector load with a per-lane base given an `s` destination.
+  if (auto [i, k] =
+          find_operand(ex,
+                       [](const syntax::Stmt& s, isa::OperandKind kind, const syntax::Operand& o) {
+                         if (kind != isa::OperandKind::Dst || o.value.file != RegFile::V)
+                           return false;
+                         for (const auto& m : s.operands)
+                           if (m.type == OperandType::Mem && m.value.file == RegFile::V)
+                             return true;
+                         return false;
+                       });
+      i != SIZE_MAX) {
+    syntax::Program q = ex;
+    q.stmts[i].operands[k].value.file = RegFile::S;
+    q.stmts[i].operands[k].value.index = 0;
+    add("scalar-load-with-per-lane-base", "valid.form.uniform", q);
+  }
+  // valid.mem.space: an undeclared buffer; slm without .slm.
   if (auto [i, k] =
           find_operand(ex, [](const syntax::Stmt&, isa::OperandKind,
                               const syntax::Operand& o) { return o.type == OperandType::Mem; });
@@ -424,6 +441,14 @@ std::vector<Mutation> mutations(const std::string& text) {
     syntax::Program q = ex;
     q.stmts[i].operands[k].name = "undeclared";
     add("undeclared-buffer", "valid.mem.space", q);
+  }
+  if (ex.launch.slm.value && *ex.launch.slm.value > 0 &&
+      find_operand(ex, [](const syntax::Stmt&, isa::OperandKind, const syntax::Operand& o) {
+        return o.type == OperandType::Mem && o.name == "slm";
+      }).first != SIZE_MAX) {
+    syntax::Program q = ex;
+    q.launch.slm.value.reset();
+    add("slm-without-its-size", "valid.mem.space", q);
   }
   // valid.label.defined, valid.label.unique
   if (auto [i, k] =
@@ -446,6 +471,11 @@ std::vector<Mutation> mutations(const std::string& text) {
     if (is_instr(ex.stmts[i], isa::Op::LPush) && ran[i]) {
       add("invert-on-a-loop-entry", "valid.flow.pop",
           insert(ex, first_instr(ex, i + 1), {instr(isa::Op::Invert)}));
+      break;
+    }
+  for (size_t i = 0; i < ex.stmts.size(); ++i)
+    if (is_instr(ex.stmts[i], isa::Op::Push) && ran[i]) {
+      add("lnext-on-an-if-entry", "valid.flow.pop", insert(ex, i + 1, {instr(isa::Op::LNext)}));
       break;
     }
   // valid.flow.ret: ret in the entry context; ret with an entry left open.

@@ -32,7 +32,7 @@ Program rich() {
   Program p = prog(4, 2,
                    {loop(2, {alu("add", 0, R(0), I(1))}), skip, counted,
                     if_(cmp("cmp.lt", Lane(), I(1)), {call(0)}, {{alu("mov", 1, I(3))}}),
-                    scalar("add", S5(), Sp(isa::Special::Wave), 1)},
+                    scalar("add", S5(), Sp(isa::Special::Wave), 1), load_scratch(1, 2)},
                    {{alu("add", 1, R(1), I(2))}});
   return p;
 }
@@ -70,7 +70,9 @@ TEST(ValidatorOracle, EveryMutationIsRejectedWithItsClause) {
                         "closing-statement-removed",
                         "second-else",
                         "else-in-a-loop",
-                        "break-outside-loops"})
+                        "break-outside-loops",
+                        "scalar-load-with-per-lane-base",
+                        "lnext-on-an-if-entry"})
     EXPECT_TRUE(names.count(n)) << n;
   // Every rule of the chapter but valid.buffer.unique, which no instruction breaks.
   EXPECT_EQ(clauses.size(), 12u);
