@@ -138,7 +138,8 @@ class Checker {
       case Kind::If:
         cond(s.cond);
         block(s.body, loops);
-        if (s.has_else) block(s.other, loops);
+        block(s.other, loops);
+        block(s.again, loops);
         break;
       case Kind::Loop:
         if (s.limit_reg) operand(s.a);
@@ -298,11 +299,16 @@ class Lane {
         if (s.op == "por") r = a || b;
         if (s.op == "pxor") r = a != b;
         pr(s.dst % kMaxPred) = r;
+        if (s.accumulate) data(s.dst) = r ? 1 : 0;  // sel dst, pD, 1, 0
         return Flow::Next;
       }
       case Kind::If:
-        if (cond(s.cond)) return block(s.body, fn, depth);
-        if (s.has_else) return block(s.other, fn, depth);
+        if (cond(s.cond)) {
+          const Flow f = block(s.body, fn, depth);
+          // A lane that took the first side comes back to it after a second invert.
+          return f == Flow::Next ? block(s.again, fn, depth) : f;
+        }
+        if (s.has_else || !s.again.empty()) return block(s.other, fn, depth);
         return Flow::Next;
       case Kind::Loop: {
         const int k = std::min(depth, kMaxDepth - 1);

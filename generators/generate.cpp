@@ -257,12 +257,16 @@ Gen<Stmt> statement(Ctx c, int size) {
         s.cond.negate = *g::arbitrary<bool>();
         s.p2 = *g::inRange(0, 4);
         s.n2 = *g::arbitrary<bool>();
+        s.accumulate = *g::weightedElement<bool>({{1, false}, {2, true}});
         break;
       case Kind::If: {
         s.cond = *condition(c);
         s.body = *body(inner, size / 2);
         s.has_else = *g::arbitrary<bool>();
         if (s.has_else) s.other = *body(inner, size / 2);
+        // Sometimes the first side again after a second invert (raw only).
+        if (s.has_else && c.o.raw && *g::weightedElement<bool>({{4, false}, {1, true}}))
+          s.again = *body(inner, size / 3);
         break;
       }
       case Kind::Loop: {
@@ -385,8 +389,9 @@ uint32_t mask_need_body(const Program& p, const std::vector<Stmt>& b, int fn, ui
     uint32_t n = 0;
     switch (s.kind) {
       case Kind::If:
-        n = 1 + std::max(mask_need_body(p, s.body, fn, budget),
-                         s.has_else ? mask_need_body(p, s.other, fn, budget) : 0u);
+        n = 1 +
+            std::max({mask_need_body(p, s.body, fn, budget), mask_need_body(p, s.other, fn, budget),
+                      mask_need_body(p, s.again, fn, budget)});
         break;
       case Kind::Loop:
       case Kind::Spin:
@@ -404,7 +409,8 @@ uint32_t mask_need_body(const Program& p, const std::vector<Stmt>& b, int fn, ui
         if (fn != kMain && budget > 0) n = mask_need_fn(p, fn, budget - 1);
         break;
       default:
-        n = std::max(mask_need_body(p, s.body, fn, budget), mask_need_body(p, s.other, fn, budget));
+        n = std::max({mask_need_body(p, s.body, fn, budget), mask_need_body(p, s.other, fn, budget),
+                      mask_need_body(p, s.again, fn, budget)});
         break;
     }
     most = std::max(most, n);
@@ -416,7 +422,8 @@ uint32_t call_need_body(const Program& p, const std::vector<Stmt>& b, int fn, ui
   uint32_t most = 0;
   for (const auto& s : b) {
     uint32_t n =
-        std::max(call_need_body(p, s.body, fn, budget), call_need_body(p, s.other, fn, budget));
+        std::max({call_need_body(p, s.body, fn, budget), call_need_body(p, s.other, fn, budget),
+                  call_need_body(p, s.again, fn, budget)});
     if (s.kind == Kind::Call) {
       int t = call_target(p, fn, s);
       if (t >= 0) n = 1 + call_need_fn(p, t, budget);
@@ -499,10 +506,21 @@ rc::Gen<Program> program(const Options& o) {
           }
           p.nregs = *g::inRange(1, kMaxData + 1);
           if (*g::arbitrary<bool>()) {
-            p.input = *g::container<std::vector<uint32_t>>(
-                p.threads(), g::weightedOneOf<uint32_t>({{3, g::inRange<uint32_t>(0, 16)},
-                                                         {1, g::arbitrary<uint32_t>()}}));
+            // syntax.buffer.init: a list, an arithmetic sequence (iota) or one value (fill).
+            p.input_form = *g::weightedElement<Program::InputForm>({{2, Program::InputForm::List},
+                                                                    {1, Program::InputForm::Iota},
+                                                                    {1, Program::InputForm::Fill}});
+            auto value = g::weightedOneOf<uint32_t>(
+                {{3, g::inRange<uint32_t>(0, 16)}, {1, g::arbitrary<uint32_t>()}});
+            if (p.input_form == Program::InputForm::List) {
+              p.input = *g::container<std::vector<uint32_t>>(p.threads(), value);
+            } else {
+              const uint32_t a = *value, b = p.input_form == Program::InputForm::Iota ? *value : 0;
+              for (uint32_t i = 0; i < p.threads(); ++i) p.input.push_back(a + b * i);
+            }
           }
+          p.line_end = *g::weightedElement<Program::LineEnd>(
+              {{4, Program::LineEnd::LF}, {1, Program::LineEnd::CRLF}, {1, Program::LineEnd::CR}});
           p.budget = *g::inRange<uint32_t>(0, 4);
           const bool one_warp = p.warps * p.workgroups == 1;
           const bool traps = o.traps && one_warp && *g::arbitrary<bool>();

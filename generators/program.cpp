@@ -165,12 +165,8 @@ class Printer {
     const bool shared = uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad);
     const bool scratch = uses(p, Kind::StoreScratch) || uses(p, Kind::LoadScratch);
     if (exchange) out_ += ".slm " + std::to_string(p.warps * p.wave * 4) + "\n";
-    if (!p.input.empty() && (uses(p, Kind::LoadInput) || uses(p, Kind::ScalarLoad))) {
-      out_ += ".buffer in u32[threads] in =";
-      for (size_t i = 0; i < p.input.size(); ++i)
-        out_ += (i ? ", " : " ") + std::to_string(p.input[i]);
-      out_ += "\n";
-    }
+    if (!p.input.empty() && (uses(p, Kind::LoadInput) || uses(p, Kind::ScalarLoad)))
+      out_ += ".buffer in u32[threads] in = " + input_init(p) + "\n";
     if (scratch)
       out_ += ".buffer scratch u32[threads * " + std::to_string(kScratchSlots) + "] out\n";
     if (shared) out_ += ".buffer shared u32[warps * workgroups * 4] out\n";
@@ -212,7 +208,30 @@ class Printer {
       line("ret");
     }
     if (layout_) layout_->size = pc_;
-    return out_;
+    if (p.line_end == Program::LineEnd::LF) return out_;
+    const std::string eol = p.line_end == Program::LineEnd::CR ? "\r" : "\r\n";
+    std::string text;
+    for (char ch : out_) text += ch == '\n' ? eol : std::string(1, ch);
+    return text;
+  }
+
+  // syntax.buffer.init: iota(a, b) or fill(v) where the form asks for it and the
+  // values are such a sequence (modulo 2^32), else the list of values.
+  static std::string input_init(const Program& p) {
+    const auto& in = p.input;
+    const uint32_t step = in.size() > 1 ? in[1] - in[0] : 0;
+    bool arithmetic = true, equal = true;
+    for (size_t i = 1; i < in.size(); ++i) {
+      arithmetic = arithmetic && in[i] - in[i - 1] == step;
+      equal = equal && in[i] == in[0];
+    }
+    if (p.input_form == Program::InputForm::Iota && arithmetic && in.size() == p.threads())
+      return "iota(" + std::to_string(in[0]) + ", " + std::to_string(step) + ")";
+    if (p.input_form == Program::InputForm::Fill && equal && in.size() == p.threads())
+      return "fill(" + std::to_string(in[0]) + ")";
+    std::string list;
+    for (size_t i = 0; i < in.size(); ++i) list += (i ? ", " : "") + std::to_string(in[i]);
+    return list;
   }
 
  private:
@@ -336,14 +355,19 @@ class Printer {
         break;
       }
       case Kind::If: {
+        const bool raw = s.raw || !s.again.empty();
         std::string pr = cond(s.cond, &s);
-        line((s.raw ? "push " : "if ") + pr, &s);
+        line((raw ? "push " : "if ") + pr, &s);
         nested(s.body, fn, dep);
-        if (s.has_else) {
-          line(s.raw ? "invert" : "else", &s);
+        if (s.has_else || !s.again.empty()) {
+          line(raw ? "invert" : "else", &s);
           nested(s.other, fn, dep);
         }
-        line(s.raw ? "pop" : "endif", &s);
+        if (!s.again.empty()) {
+          line("invert", &s);  // back to the first side (branch.invert)
+          nested(s.again, fn, dep);
+        }
+        line(raw ? "pop" : "endif", &s);
         break;
       }
       case Kind::Loop: {
@@ -461,6 +485,7 @@ class Printer {
           const std::string op = s.op == "por" || s.op == "pxor" ? s.op : "pand";
           line(op + " " + pred(s.dst) + ", " + a + ", " + (s.n2 ? "!" : "") + pred(s.p2), &s);
         }
+        if (s.accumulate) line("sel " + d + ", " + pred(s.dst) + ", 1, 0", &s);
         break;
       }
       case Kind::ScalarLoad: {
@@ -633,7 +658,9 @@ namespace {
 template <typename Pred>
 bool any_statement(const std::vector<Stmt>& b, const Pred& pred) {
   for (const auto& s : b)
-    if (pred(s) || any_statement(s.body, pred) || any_statement(s.other, pred)) return true;
+    if (pred(s) || any_statement(s.body, pred) || any_statement(s.other, pred) ||
+        any_statement(s.again, pred))
+      return true;
   return false;
 }
 template <typename Pred>
@@ -649,6 +676,7 @@ void count_kinds(const std::vector<Stmt>& b, std::map<Kind, uint64_t>& out) {
     ++out[s.kind];
     count_kinds(s.body, out);
     count_kinds(s.other, out);
+    count_kinds(s.again, out);
   }
 }
 

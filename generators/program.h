@@ -123,7 +123,7 @@ enum class Kind : uint8_t {
   Exchange,     // st slm[mine], a; bar; ld dst, slm[neighbour]; bar
   // Version 2:
   ScalarAlu,    // op s5, ua, ub (uniform operands); [add dst, dst, s5]
-  PredOp,       // pand/por/pxor pD, [!]pA, [!]pB | pmov pD, [!]pA
+  PredOp,       // pand/por/pxor pD, [!]pA, [!]pB | pmov pD, [!]pA; [sel dst, pD, 1, 0]
   ScalarLoad,   // ld{,.u8,...} s5, in|out[offset]; [add dst, dst, s5]
   Skip,         // cond; cbr p, L; body; L:     (taken only when uniform)
   Jump,         // jmp L; body (never runs); L:
@@ -152,11 +152,13 @@ struct Stmt {
   Width width = Width::W32;  // StoreScratch, LoadScratch, ScalarLoad
   int offset = 0;            // memory: byte offset inside the word (aligned to the width)
   int neg = 0;               // memory: > 0 prints the address as (v18 - neg), v18 = address + neg
-  bool accumulate = false;   // ScalarAlu, ScalarLoad: add s5 into dst afterwards
+  bool accumulate = false;   // ScalarAlu, ScalarLoad: add s5 into dst; PredOp: select into dst
   uint64_t mask = 0;         // ExecNarrow: lanes kept
   int p2 = 0;                // PredOp: second source predicate
   bool n2 = false;           // PredOp: second source negated
-  std::vector<Stmt> body, other;
+  // If: `again` runs after a second `invert`, on the lanes of the first side that
+  // are still there (branch.invert); an if with it is always printed raw.
+  std::vector<Stmt> body, other, again;
   bool operator==(const Stmt&) const = default;
 };
 
@@ -171,6 +173,11 @@ struct Program {
   int nregs = 1;                // data registers v2 .. v(1 + nregs), stored at the end
   uint32_t budget = 0;          // recursion budget (s16 at launch)
   std::vector<uint32_t> input;  // the `in` buffer, one value per thread (empty: no buffer)
+  // How `in` is initialised when its values allow it (syntax.buffer.init): a list,
+  // iota(a, b) for an arithmetic sequence, fill(v) for equal values.
+  enum class InputForm : uint8_t { List, Iota, Fill } input_form = InputForm::List;
+  // Line ends of the printed text (syntax.lex.lines): LF, CR LF or CR alone.
+  enum class LineEnd : uint8_t { LF, CRLF, CR } line_end = LineEnd::LF;
   std::vector<Stmt> main;
   std::vector<std::vector<Stmt>> functions;
   bool operator==(const Program&) const = default;

@@ -142,6 +142,16 @@ struct Cycle {
   uint64_t mu = 0, lambda = 0;
 };
 
+// The full state of exec.livelock, field by field as state.md lists it: every
+// warp, all memory, the per-core registers and global ESR, each barrier's count,
+// the scheduler's cursor and random state. (Not MachineState's ==, which also
+// compares the executor's own memory-hash cache.)
+bool same_state(const exec::MachineState& a, const exec::MachineState& b) {
+  return a.warps == b.warps && a.mem.buffers == b.mem.buffers && a.mem.slm == b.mem.slm &&
+         a.mem.stack == b.mem.stack && a.cores == b.cores && a.barriers == b.barriers &&
+         a.global_esr == b.global_esr && a.rr_cursor == b.rr_cursor && a.rng == b.rng;
+}
+
 Cycle find_cycle(const std::shared_ptr<const exec::Program>& prog, uint64_t limit) {
   Cycle cy;
   Machine m(prog);
@@ -154,7 +164,7 @@ Cycle find_cycle(const std::shared_ptr<const exec::Program>& prog, uint64_t limi
     for (auto it = lo; it != hi; ++it) {
       Machine again(prog);  // the earlier state, by running again
       again.advance(it->second);
-      if (again.state() == m.state()) {
+      if (same_state(again.state(), m.state())) {
         cy.found = true;
         cy.mu = it->second;
         cy.lambda = t - it->second;

@@ -1,5 +1,6 @@
 #include "shrink.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "host/host.h"
@@ -17,7 +18,8 @@ struct Where {
 
 std::vector<Stmt>& list_at(Program& p, const Where& w) {
   std::vector<Stmt>* l = w.function < 0 ? &p.main : &p.functions[static_cast<size_t>(w.function)];
-  for (const auto& [i, which] : w.steps) l = which == 0 ? &(*l)[i].body : &(*l)[i].other;
+  for (const auto& [i, which] : w.steps)
+    l = which == 0 ? &(*l)[i].body : which == 1 ? &(*l)[i].other : &(*l)[i].again;
   return *l;
 }
 
@@ -26,8 +28,8 @@ void collect(const std::vector<Stmt>& l, Where base, std::vector<Where>& out) {
     Where w = base;
     w.index = i;
     out.push_back(w);
-    for (int which : {0, 1}) {
-      const auto& child = which == 0 ? l[i].body : l[i].other;
+    for (int which : {0, 1, 2}) {
+      const auto& child = which == 0 ? l[i].body : which == 1 ? l[i].other : l[i].again;
       if (child.empty()) continue;
       Where inner = base;
       inner.steps.push_back({i, which});
@@ -60,6 +62,18 @@ int op_rank(const std::string& op) {
   return op == "mov" ? 0 : op == "add" ? 1 : 2;
 }
 
+// Whether a body has a break or continue that acts on its enclosing loop (not
+// one inside a nested loop).
+bool has_loop_control(const std::vector<Stmt>& b) {
+  for (const auto& s : b) {
+    if (s.kind == Kind::Break || s.kind == Kind::Continue) return true;
+    if (s.kind != Kind::Loop &&
+        (has_loop_control(s.body) || has_loop_control(s.other) || has_loop_control(s.again)))
+      return true;
+  }
+  return false;
+}
+
 void resize_input(Program& p) {
   if (!p.input.empty()) p.input.resize(p.threads(), 0);
 }
@@ -89,7 +103,7 @@ std::vector<Program> simplifications(const Program& p) {
       q.warps = 2;
       resize_input(q);
     });
-  for (uint32_t w : {1u, 2u, 4u, 8u})
+  for (uint32_t w : {1u, 2u, 4u, 8u, 16u, 32u})
     if (w < p.wave)
       with([w](Program& q) {
         q.wave = w;
@@ -116,12 +130,12 @@ std::vector<Program> simplifications(const Program& p) {
       l.erase(l.begin() + static_cast<std::ptrdiff_t>(w.index));
     });
   for (const auto& w : stmts)
-    for (int which : {0, 1})
+    for (int which : {0, 1, 2})
       with([&](Program& q) {
         auto& l = list_at(q, w);
         Stmt s = l[w.index];
-        if (s.body.empty() && s.other.empty()) return;
-        const auto& inner = which == 0 ? s.body : s.other;
+        if (s.body.empty() && s.other.empty() && s.again.empty()) return;
+        const auto& inner = which == 0 ? s.body : which == 1 ? s.other : s.again;
         if (which == 1 && !s.has_else) return;
         l.erase(l.begin() + static_cast<std::ptrdiff_t>(w.index));
         l.insert(l.begin() + static_cast<std::ptrdiff_t>(w.index), inner.begin(), inner.end());
@@ -141,6 +155,23 @@ std::vector<Program> simplifications(const Program& p) {
       // break/continue have no loop left: drop them from this level.
       std::erase_if(
           s.body, [](const Stmt& b) { return b.kind == Kind::Break || b.kind == Kind::Continue; });
+    });
+  // A loop without a break or continue of its own becomes a counted loop (no mask
+  // entry, no guard: fewer instructions); a break or continue becomes an exit of
+  // the same lanes, which takes them out of the rest of the loop too.
+  for (const auto& w : stmts)
+    with([&](Program& q) {
+      Stmt& s = list_at(q, w)[w.index];
+      if (s.kind != Kind::Loop || s.limit_reg || has_loop_control(s.body)) return;
+      s.kind = Kind::CountedLoop;
+      s.limit = std::clamp(s.limit, 1, 4);
+    });
+  for (const auto& w : stmts)
+    with([&](Program& q) {
+      Stmt& s = list_at(q, w)[w.index];
+      if (s.kind != Kind::Break && s.kind != Kind::Continue) return;
+      s.kind = Kind::Exit;
+      s.raw = false;
     });
   // A statement that becomes `mov dst, a` keeps its operand a, or takes 1: a
   // load or cross-lane result often matters only for being non-zero.
@@ -182,7 +213,8 @@ std::vector<Program> simplifications(const Program& p) {
   const Operand zero{Operand::K::Imm, 0}, one{Operand::K::Imm, 1};
   for (const auto& w : stmts) {
     auto edit = [&](auto&& f) { with([&](Program& q) { f(list_at(q, w)[w.index]); }); };
-    edit([](Stmt& s) { s.has_else = false, s.other.clear(); });
+    edit([](Stmt& s) { s.has_else = false, s.other.clear(), s.again.clear(); });
+    edit([](Stmt& s) { s.again.clear(); });
     edit([](Stmt& s) { s.limit_reg = false; });
     edit([](Stmt& s) { s.limit = std::min(s.limit, 1); });
     edit([](Stmt& s) { s.cond.negate = false; });
@@ -225,6 +257,10 @@ std::vector<Program> simplifications(const Program& p) {
   // Fewer data registers, plainer input.
   for (int n = 1; n < p.nregs; ++n) with([n](Program& q) { q.nregs = n; });
   if (p.budget) with([](Program& q) { q.budget = 0; });
+  if (p.line_end != Program::LineEnd::LF)
+    with([](Program& q) { q.line_end = Program::LineEnd::LF; });
+  if (p.input_form != Program::InputForm::List)
+    with([](Program& q) { q.input_form = Program::InputForm::List; });
   with([](Program& q) { q.input.clear(); });
   with([](Program& q) { std::fill(q.input.begin(), q.input.end(), 0u); });
   return out;

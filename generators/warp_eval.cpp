@@ -640,9 +640,12 @@ Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
       // possibly with no lane.
       const Set P = cond(s.cond, E);
       push(s, s.cond.reuse ? 0 : 1);
-      const Set then_out = block(s.body, fn, E & P, d);
+      Set then_out = block(s.body, fn, E & P, d);
       const Set rest = E & ~P;
-      const Set else_out = s.has_else ? block(s.other, fn, rest, d) : rest;
+      const Set else_out = s.has_else || !s.again.empty() ? block(s.other, fn, rest, d) : rest;
+      // A second invert returns to the first side's lanes, less those that
+      // exited or left a loop meanwhile (branch.invert).
+      if (!s.again.empty()) then_out = block(s.again, fn, then_out, d);
       --w_.masks;
       return then_out | else_out;
     }
@@ -784,6 +787,7 @@ Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
       if (s.op != "pmov" && s.op != "por" && s.op != "pxor" && s.op != "pand")
         throw Outside{"unknown predicate operation " + s.op};
       w_.p[pd] = (w_.p[pd] & ~E) | (r & E);
+      if (s.accumulate) vset(dst, E, [&](uint32_t l) { return (w_.p[pd] >> l) & 1 ? 1u : 0u; });
       return E;
     }
     case Kind::ScalarLoad: {
