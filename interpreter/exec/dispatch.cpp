@@ -20,15 +20,17 @@ inline uint64_t pred(const WarpState& w, uint8_t idx, bool neg) {
 // into d[lane] for active lanes. Pure functions only: inactive lanes may be
 // evaluated (their results are discarded), which keeps both paths vectorisable.
 template <typename F>
-inline void lanes_pure(uint32_t* d, uint64_t exec, uint64_t full, uint32_t wave, F&& f) {
-  if (exec == full) {
+inline void lanes_pure(Machine& m, WarpState& w, uint32_t* d, F&& f) {
+  const uint32_t wave = m.wave();
+  if (w.exec == m.full()) {
     for (uint32_t l = 0; l < wave; ++l) d[l] = f(l);
   } else {
-    // Branchless blend, so divergent masks cost no mispredictions and vectorise.
-    for (uint32_t l = 0; l < wave; ++l) {
-      uint32_t keep = static_cast<uint32_t>((exec >> l) & 1) - 1u;  // 0 if active, ~0 if not
-      d[l] = (f(l) & ~keep) | (d[l] & keep);
-    }
+    // exec.form, alu.form: an inactive lane keeps its destination bit for bit.
+    // Every lane's result is blended into d under exec expanded to one word per
+    // lane (all ones for an active lane) with and / andnot / or: no branches, and
+    // the loop vectorises.
+    const uint32_t* on = m.exec_words(w);
+    for (uint32_t l = 0; l < wave; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
   }
 }
 
@@ -62,8 +64,7 @@ struct UnaryFam {
   template <bool AV>
   static Flow vec(Machine& m, WarpState& w, const Insn& in) {
     Reader<AV> a(m, w, in.a);
-    lanes_pure(m.vreg(w, in.dst), w.exec, m.full(), m.wave(),
-               [&](uint32_t l) { return S::apply(a(l)); });
+    lanes_pure(m, w, m.vreg(w, in.dst), [&](uint32_t l) { return S::apply(a(l)); });
     return Flow::Next;
   }
   static Flow scalar(Machine& m, WarpState& w, const Insn& in) {  // alu.form.scalar
@@ -97,7 +98,7 @@ struct BinaryFam {
       if (bad >= 0) return m.raise(w, isa::Event::DivZero, bad);
       lanes_each(w.exec, [&](uint32_t l) { d[l] = S::apply(a(l), b(l)); });
     } else {
-      lanes_pure(d, w.exec, m.full(), m.wave(), [&](uint32_t l) { return S::apply(a(l), b(l)); });
+      lanes_pure(m, w, d, [&](uint32_t l) { return S::apply(a(l), b(l)); });
     }
     return Flow::Next;
   }
@@ -151,8 +152,7 @@ struct SelectFam {
     Reader<AV> a(m, w, in.a);
     Reader<BV> b(m, w, in.b);
     uint64_t p = pred(w, in.pa, in.na);
-    lanes_pure(m.vreg(w, in.dst), w.exec, m.full(), m.wave(),
-               [&](uint32_t l) { return ((p >> l) & 1) ? a(l) : b(l); });
+    lanes_pure(m, w, m.vreg(w, in.dst), [&](uint32_t l) { return ((p >> l) & 1) ? a(l) : b(l); });
     return Flow::Next;
   }
   static Handler select(const Insn& in) {
@@ -300,7 +300,7 @@ struct ShuffleFam {
     uint32_t src[isa::kMaxWave];
     std::memcpy(src, m.vreg(w, in.a.index), wave * sizeof(uint32_t));
     const uint64_t exec = w.exec;
-    lanes_pure(m.vreg(w, in.dst), exec, m.full(), wave, [&](uint32_t l) {
+    lanes_pure(m, w, m.vreg(w, in.dst), [&](uint32_t l) {
       uint32_t s = S::source(l, b(l));
       return (s < wave && ((exec >> s) & 1)) ? src[s] : 0u;
     });
