@@ -151,8 +151,12 @@ struct SelectFam {
   static Flow run(Machine& m, WarpState& w, const Insn& in) {
     Reader<AV> a(m, w, in.a);
     Reader<BV> b(m, w, in.b);
-    uint64_t p = pred(w, in.pa, in.na);
-    lanes_pure(m, w, m.vreg(w, in.dst), [&](uint32_t l) { return ((p >> l) & 1) ? a(l) : b(l); });
+    // P as one word per lane, so that the choice is an and / andnot / or that
+    // vectorises (testing `(p >> l) & 1` per lane does not).
+    alignas(16) uint32_t pick[isa::kMaxWave];
+    expand_mask(pred(w, in.pa, in.na), m.wave(), pick);
+    lanes_pure(m, w, m.vreg(w, in.dst),
+               [&](uint32_t l) { return (a(l) & pick[l]) | (b(l) & ~pick[l]); });
     return Flow::Next;
   }
   static Handler select(const Insn& in) {
