@@ -16,10 +16,15 @@ inline uint64_t pred(const WarpState& w, uint8_t idx, bool neg) {
   return neg ? ~v : v;
 }
 
+// How the active-lane loop evaluates f with some lanes inactive: Lanewise for f
+// that vectorise (lane-wise arithmetic), Gather for f that read other lanes (shfl)
+// and run one lane at a time anyway.
+enum class Eval : uint8_t { Lanewise, Gather };
+
 // The active-lane loop. `f(lane)` computes the lane's result; the loop stores it
 // into d[lane] for active lanes. Pure functions only: inactive lanes may be
 // evaluated (their results are discarded), which keeps both paths vectorisable.
-template <typename F>
+template <Eval E = Eval::Lanewise, typename F>
 inline void lanes_pure(Machine& m, WarpState& w, uint32_t* d, F&& f) {
   const uint32_t wave = m.wave();
   if (w.exec == m.full()) {
@@ -28,9 +33,16 @@ inline void lanes_pure(Machine& m, WarpState& w, uint32_t* d, F&& f) {
     // exec.form, alu.form: an inactive lane keeps its destination bit for bit.
     // Every lane's result is blended into d under exec expanded to one word per
     // lane (all ones for an active lane) with and / andnot / or: no branches, and
-    // the loop vectorises.
+    // the blend vectorises. A gather is first run into a temporary, by the same
+    // loop as above, so that the blend stays a loop of its own.
     const uint32_t* on = m.exec_words(w);
-    for (uint32_t l = 0; l < wave; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
+    if constexpr (E == Eval::Gather) {
+      alignas(16) uint32_t r[isa::kMaxWave];
+      for (uint32_t l = 0; l < wave; ++l) r[l] = f(l);
+      for (uint32_t l = 0; l < wave; ++l) d[l] = (r[l] & on[l]) | (d[l] & ~on[l]);
+    } else {
+      for (uint32_t l = 0; l < wave; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
+    }
   }
 }
 
@@ -301,12 +313,19 @@ struct ShuffleFam {
   static Flow run(Machine& m, WarpState& w, const Insn& in) {
     Reader<BV> b(m, w, in.b);
     const uint32_t wave = m.wave();
-    uint32_t src[isa::kMaxWave];
-    std::memcpy(src, m.vreg(w, in.a.index), wave * sizeof(uint32_t));
-    const uint64_t exec = w.exec;
-    lanes_pure(m, w, m.vreg(w, in.dst), [&](uint32_t l) {
+    // All lanes read vA before any writes vD (vD may be vA); xlane.inactive: an
+    // inactive source lane reads 0, so the copy keeps active lanes only.
+    alignas(16) uint32_t src[isa::kMaxWave];
+    const uint32_t* a = m.vreg(w, in.a.index);
+    if (w.exec == m.full()) {
+      std::memcpy(src, a, wave * sizeof(uint32_t));
+    } else {
+      const uint32_t* on = m.exec_words(w);
+      for (uint32_t l = 0; l < wave; ++l) src[l] = a[l] & on[l];
+    }
+    lanes_pure<Eval::Gather>(m, w, m.vreg(w, in.dst), [&](uint32_t l) {
       uint32_t s = S::source(l, b(l));
-      return (s < wave && ((exec >> s) & 1)) ? src[s] : 0u;
+      return s < wave ? src[s] : 0u;
     });
     return Flow::Next;
   }
