@@ -305,13 +305,26 @@ TEST(PartialMask, Load) {
   });
 }
 
-// alu.cmp, alu.pred, xlane.vote: predicate destinations keep inactive bits.
+// alu.cmp (every condition), alu.pred, xlane.vote: predicate destinations keep
+// inactive bits, and active lanes above 31 get their own results.
 TEST(PartialMask, Compare) {
   check_family({
       prd("cmp.lt p2, v1, v2",
           [](const Ctx& c, uint64_t, uint32_t l) { return i32(c.v1[l]) < i32(c.v2[l]); }),
       prd("cmp.ge.u p2, v1, v2",
           [](const Ctx& c, uint64_t, uint32_t l) { return c.v1[l] >= c.v2[l]; }),
+      prd("cmp.le p2, v2, v1",
+          [](const Ctx& c, uint64_t, uint32_t l) { return i32(c.v2[l]) <= i32(c.v1[l]); }),
+      prd("cmp.gt p2, v1, v2",
+          [](const Ctx& c, uint64_t, uint32_t l) { return i32(c.v1[l]) > i32(c.v2[l]); }),
+      prd("cmp.ge p2, v1, v2",
+          [](const Ctx& c, uint64_t, uint32_t l) { return i32(c.v1[l]) >= i32(c.v2[l]); }),
+      prd("cmp.lt.u p2, v1, v2",
+          [](const Ctx& c, uint64_t, uint32_t l) { return c.v1[l] < c.v2[l]; }),
+      prd("cmp.le.u p2, v2, v1",
+          [](const Ctx& c, uint64_t, uint32_t l) { return c.v2[l] <= c.v1[l]; }),
+      prd("cmp.gt.u p2, v1, s1", [](const Ctx& c, uint64_t, uint32_t l) { return c.v1[l] > c.s1; }),
+      prd("cmp.eq p2, v5, 3", [](const Ctx& c, uint64_t, uint32_t l) { return c.v5[l] == 3; }),
       prd("cmp.eq p2, v1, v1", [](const Ctx&, uint64_t, uint32_t) { return true; }),
       prd("cmp.ne p2, v1, v1", [](const Ctx&, uint64_t, uint32_t) { return false; }),
       prd("cmp.ne p2, %lane, 31", [](const Ctx&, uint64_t, uint32_t l) { return l != 31; }),

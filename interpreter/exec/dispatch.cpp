@@ -141,8 +141,14 @@ struct CompareFam {
     if constexpr (!AV && !BV) {
       bits = S::apply(a(0), b(0)) ? ~0ull : 0;  // uniform operands: one comparison
     } else {
-      const uint32_t wave = m.wave();
-      for (uint32_t l = 0; l < wave; ++l) bits |= uint64_t{S::apply(a(l), b(l))} << l;
+      // Each half's bits OR-reduced from kLaneBit: this vectorises, where setting
+      // bit l of a 64-bit word (`<< l`) runs one lane at a time.
+      const uint32_t wave = m.wave(), n = wave < 32 ? wave : 32;
+      uint32_t lo = 0, hi = 0;
+      auto all = [](bool x) { return 0u - static_cast<uint32_t>(x); };  // 0 or ~0
+      for (uint32_t l = 0; l < n; ++l) lo |= kLaneBit[l] & all(S::apply(a(l), b(l)));
+      for (uint32_t l = 32; l < wave; ++l) hi |= kLaneBit[l - 32] & all(S::apply(a(l), b(l)));
+      bits = uint64_t{hi} << 32 | lo;
     }
     uint64_t& p = w.preds[in.dst];
     p = (p & ~w.exec) | (bits & w.exec);
