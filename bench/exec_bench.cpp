@@ -16,11 +16,18 @@
 //                               the model: no loop control, compares or masks.
 //   avg_active_lanes            lane_ops / steps (not a rate): mask occupancy.
 //   steps_per_run               committed instructions per launch (not a rate).
+//
+// BM_PartialMask/<op>/wave:W/active:P times one kind of vector instruction with
+// P% of the lanes active against the same program with every lane active; see
+// the comment above it for its counters.
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,12 +125,14 @@ uint32_t apply(Op op, uint32_t a, uint32_t b) {
 
 using Regs = std::array<uint32_t, kRegs>;  // one lane's vector registers
 
+void model(const Alu& x, Regs& r, uint32_t lane) {
+  uint32_t a = x.a == kLane ? lane : r[static_cast<size_t>(x.a)];
+  uint32_t b = x.b == kImm ? x.imm : r[static_cast<size_t>(x.b)];
+  r[static_cast<size_t>(x.d)] = apply(x.op, a, b);
+}
+
 void model(const std::vector<Alu>& code, Regs& r, uint32_t lane) {
-  for (const Alu& x : code) {
-    uint32_t a = x.a == kLane ? lane : r[static_cast<size_t>(x.a)];
-    uint32_t b = x.b == kImm ? x.imm : r[static_cast<size_t>(x.b)];
-    r[static_cast<size_t>(x.d)] = apply(x.op, a, b);
-  }
+  for (const Alu& x : code) model(x, r, lane);
 }
 
 std::string text(const std::vector<Alu>& code, const char* indent) {
@@ -389,5 +398,305 @@ void BM_Construct(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Construct)->ArgName("wave")->Arg(32)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+// ---- partial masks (exec.form, alu.form) ---------------------------------------------
+//
+// BM_PartialMask/<op>/wave:W/active:P runs a counted loop around a block of kBlock
+// vector instructions of one kind with exec set (mov %exec_lo / %exec_hi) to a fixed
+// pseudo-random mask of round(P% of W) lanes, and, interleaved run by run with it,
+// the same program with every lane active. Both programs end by storing every
+// register of every lane (exec restored), so the checked `out` buffer also proves
+// that the inactive lanes kept their values. Counters (means over the runs):
+//   ns_per_insn             time per vector instruction at P% active lanes
+//   ns_per_insn_all_active  the same for the all-active program
+//   ratio_to_all_active     ns_per_insn / ns_per_insn_all_active
+// Each time covers a whole launch, so it includes the loop's 3 scalar control
+// instructions per kBlock vector ones and the short prologue and epilogue; they
+// cost the same with any mask and dilute the ratio by a few percent at most.
+// The reported Time is the partial-mask launch alone (manual timing).
+
+// A warp of the model: every lane's vector registers and the predicates p1..p3.
+struct WarpModel {
+  uint32_t wave = 0;
+  std::vector<Regs> v;          // v[lane][register]
+  std::array<uint64_t, 4> p{};  // p[k]: bit l is lane l's pK (p0 is loop control)
+  bool pbit(int k, uint32_t l) const { return (p[static_cast<size_t>(k)] >> l) & 1; }
+};
+
+// One vector instruction: its text and what it does to the active lanes of the model.
+struct VecInsn {
+  std::string text;
+  std::function<void(WarpModel&, uint64_t exec)> run;
+};
+
+bool on(uint64_t exec, uint32_t l) {
+  return (exec >> l) & 1;
+}
+
+std::string vr(int r) {
+  return "v" + std::to_string(r);
+}
+
+VecInsn alu(const Alu& x) {
+  return {text({x}, ""), [x](WarpModel& m, uint64_t exec) {
+            for (uint32_t l = 0; l < m.wave; ++l)
+              if (on(exec, l)) model(x, m.v[l], l);
+          }};
+}
+
+VecInsn not_insn(int d, int a) {  // alu.not
+  return {"not " + vr(d) + ", " + vr(a) + "\n", [d, a](WarpModel& m, uint64_t exec) {
+            for (uint32_t l = 0; l < m.wave; ++l)
+              if (on(exec, l)) m.v[l][static_cast<size_t>(d)] = ~m.v[l][static_cast<size_t>(a)];
+          }};
+}
+
+VecInsn sel_insn(int d, int p, int a, int b) {  // alu.sel
+  return {"sel " + vr(d) + ", p" + std::to_string(p) + ", " + vr(a) + ", " + vr(b) + "\n",
+          [d, p, a, b](WarpModel& m, uint64_t exec) {
+            for (uint32_t l = 0; l < m.wave; ++l)
+              if (on(exec, l))
+                m.v[l][static_cast<size_t>(d)] = m.v[l][static_cast<size_t>(m.pbit(p, l) ? a : b)];
+          }};
+}
+
+VecInsn shfl_xor_insn(int d, int a, uint32_t k) {  // xlane.shfl, xlane.inactive
+  return {"shfl.xor " + vr(d) + ", " + vr(a) + ", " + std::to_string(k) + "\n",
+          [d, a, k](WarpModel& m, uint64_t exec) {
+            std::vector<uint32_t> src(m.wave);
+            for (uint32_t l = 0; l < m.wave; ++l) src[l] = m.v[l][static_cast<size_t>(a)];
+            for (uint32_t l = 0; l < m.wave; ++l) {
+              uint32_t i = l ^ k;
+              if (on(exec, l))
+                m.v[l][static_cast<size_t>(d)] = i < m.wave && on(exec, i) ? src[i] : 0;
+            }
+          }};
+}
+
+VecInsn cmp_lt_insn(int p, int a, int b) {  // alu.cmp, signed
+  return {"cmp.lt p" + std::to_string(p) + ", " + vr(a) + ", " + vr(b) + "\n",
+          [p, a, b](WarpModel& m, uint64_t exec) {
+            uint64_t& bits = m.p[static_cast<size_t>(p)];
+            for (uint32_t l = 0; l < m.wave; ++l) {
+              if (!on(exec, l)) continue;
+              bool lt = static_cast<int32_t>(m.v[l][static_cast<size_t>(a)]) <
+                        static_cast<int32_t>(m.v[l][static_cast<size_t>(b)]);
+              bits = (bits & ~(uint64_t{1} << l)) | (uint64_t{lt} << l);
+            }
+          }};
+}
+
+enum class Kind : uint8_t { Add, MulImm, Not, Sel, ShflXor, CmpLt, Mix };
+constexpr Kind kKinds[] = {Kind::Add,     Kind::MulImm, Kind::Not, Kind::Sel,
+                           Kind::ShflXor, Kind::CmpLt,  Kind::Mix};
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::Add:
+      return "add";
+    case Kind::MulImm:
+      return "mul_imm";
+    case Kind::Not:
+      return "not";
+    case Kind::Sel:
+      return "sel";
+    case Kind::ShflXor:
+      return "shfl_xor";
+    case Kind::CmpLt:
+      return "cmp_lt";
+    case Kind::Mix:
+      return "mix";
+  }
+  return "?";
+}
+
+constexpr int kBlock = 64;  // vector instructions per loop iteration
+constexpr uint32_t kPartialIters = 1000;
+
+// State register i of 8 (v1..v8).
+int st(int i) {
+  return 1 + i % 8;
+}
+
+// The loop body: kBlock instructions of one kind over the state registers v1..v8
+// (the mix also uses the temporaries v9..v12).
+std::vector<VecInsn> block(Kind k) {
+  std::vector<VecInsn> b;
+  for (int i = 0; i < kBlock; ++i) {
+    switch (k) {
+      case Kind::Add:  // d = a: the destination aliases a source
+        b.push_back(alu(vv(Op::Add, st(i), st(i), st(i + 3))));
+        break;
+      case Kind::MulImm:
+        b.push_back(
+            alu(vi(Op::Mul, st(i), st(i + 5), 0x9E3779B1u + 2u * static_cast<uint32_t>(i))));
+        break;
+      case Kind::Not:
+        b.push_back(not_insn(st(i), st(i + 1)));
+        break;
+      case Kind::Sel:
+        b.push_back(sel_insn(st(i), 1 + i % 3, st(i + 1), st(i + 2)));
+        break;
+      case Kind::ShflXor:
+        b.push_back(shfl_xor_insn(st(i), st(i + 1), 1u << (i % 5)));
+        break;
+      case Kind::CmpLt:
+        b.push_back(cmp_lt_insn(1 + i % 3, st(i), st(i + 3)));
+        break;
+      case Kind::Mix:
+        b.push_back(alu(kAluBody[static_cast<size_t>(i) % kAluBody.size()]));
+        break;
+    }
+  }
+  return b;
+}
+
+// Lane-dependent predicates p1..p3 (computed with every lane active).
+std::vector<VecInsn> pred_prologue() {
+  return {cmp_lt_insn(1, 1, 2), cmp_lt_insn(2, 3, 4), cmp_lt_insn(3, 5, 6)};
+}
+
+// round(pct% of wave) lanes, chosen by a fixed pseudo-random shuffle.
+uint64_t partial_mask(uint32_t wave, uint32_t pct) {
+  uint32_t k = (wave * pct + 50) / 100;
+  std::vector<uint32_t> lanes(wave);
+  for (uint32_t l = 0; l < wave; ++l) lanes[l] = l;
+  uint64_t x = 0x5DEECE66Dull * (wave * 101 + pct);
+  for (uint32_t i = wave - 1; i > 0; --i) {  // Fisher-Yates with a 64-bit LCG
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    std::swap(lanes[i], lanes[(x >> 33) % (i + 1)]);
+  }
+  uint64_t m = 0;
+  for (uint32_t i = 0; i < k; ++i) m |= uint64_t{1} << lanes[i];
+  return m;
+}
+
+uint64_t all_lanes(uint32_t wave) {
+  return wave == 64 ? ~0ull : (uint64_t{1} << wave) - 1;
+}
+
+std::string hex(uint64_t x) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
+// Writes exec; with wave 64 both halves.
+std::string set_exec(uint32_t wave, uint64_t exec) {
+  if (wave <= 32) return "    mov %exec, " + hex(exec) + "\n";
+  return "    mov %exec_lo, " + hex(exec & 0xffffffffu) + "\n    mov %exec_hi, " + hex(exec >> 32) +
+         "\n";
+}
+
+constexpr int kSlots = 15;  // stored per lane: v1..v12, then p1..p3 as 0/1
+
+Case partial_case(Kind kind, uint32_t wave, uint64_t exec) {
+  const std::vector<VecInsn> body = block(kind);
+  const std::vector<VecInsn> preds = pred_prologue();
+  std::string src = ".buffer out u32[" + std::to_string(kSlots * wave) + "] out\n";
+  src += "    shl v14, %lane, 2\n";
+  src += text(kPrologue, "    ");
+  for (const auto& x : preds) src += "    " + x.text;
+  src += set_exec(wave, exec);
+  src += "    mov s0, 0\n";
+  src += "top:\n";
+  for (const auto& x : body) src += "    " + x.text;
+  src += "    add s0, s0, 1\n";
+  src += "    cmp.lt p0, s0, " + std::to_string(kPartialIters) + "\n";
+  src += "    cbr p0, top\n";
+  src += set_exec(wave, all_lanes(wave));
+  for (int r = 1; r <= 12; ++r)
+    src += "    st out[v14+" + std::to_string((r - 1) * wave * 4) + "], " + vr(r) + "\n";
+  for (int p = 1; p <= 3; ++p) {
+    src += "    sel v15, p" + std::to_string(p) + ", 1, 0\n";
+    src += "    st out[v14+" + std::to_string((11 + p) * wave * 4) + "], v15\n";
+  }
+  src += "    exit\n";
+  Case c = load(src, wave);
+
+  WarpModel m;
+  m.wave = wave;
+  m.v.assign(wave, Regs{});
+  for (uint32_t l = 0; l < wave; ++l) model(kPrologue, m.v[l], l);
+  for (const auto& x : preds) x.run(m, all_lanes(wave));
+  for (uint32_t i = 0; i < kPartialIters; ++i)
+    for (const auto& x : body) x.run(m, exec);
+  c.expect.assign(size_t{kSlots} * wave, 0);
+  for (uint32_t l = 0; l < wave; ++l) {
+    for (int r = 1; r <= 12; ++r)
+      c.expect[static_cast<size_t>(r - 1) * wave + l] = m.v[l][static_cast<size_t>(r)];
+    for (int p = 1; p <= 3; ++p)
+      c.expect[static_cast<size_t>(11 + p) * wave + l] = m.pbit(p, l) ? 1 : 0;
+  }
+  c.payload = uint64_t{kPartialIters} * kBlock;  // vector instructions per run
+  return c;
+}
+
+// Seconds for one launch (construction + run); negative if it did not complete.
+double timed_run(const Case& c) {
+  auto t0 = std::chrono::steady_clock::now();
+  Machine m(c.program);
+  Outcome o = m.run();
+  auto t1 = std::chrono::steady_clock::now();
+  benchmark::DoNotOptimize(o.buffers.data());
+  if (o.status != Status::Completed) return -1;
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+void partial_mask_case(benchmark::State& state, Kind kind) {
+  const uint32_t wave = static_cast<uint32_t>(state.range(0));
+  const uint32_t pct = static_cast<uint32_t>(state.range(1));
+  const uint64_t exec = partial_mask(wave, pct);
+  const Case part = partial_case(kind, wave, exec);
+  const Case full = partial_case(kind, wave, all_lanes(wave));
+  for (const Case* c : {&part, &full}) {
+    std::string err = c->error;
+    if (err.empty()) err = check(Machine(c->program).run(), c->expect);
+    if (!err.empty()) {
+      state.SkipWithError(err.c_str());
+      return;
+    }
+  }
+  state.SetLabel("exec=" + hex(exec));
+  double t_part = 0, t_full = 0;
+  uint64_t runs = 0;
+  for (auto _ : state) {
+    // Alternate which launch goes first, so neither always runs on a warm cache.
+    double tp, tf;
+    if (runs % 2 == 0) {
+      tp = timed_run(part);
+      tf = timed_run(full);
+    } else {
+      tf = timed_run(full);
+      tp = timed_run(part);
+    }
+    if (tp < 0 || tf < 0) {
+      state.SkipWithError("launch did not complete");
+      break;
+    }
+    state.SetIterationTime(tp);
+    t_part += tp;
+    t_full += tf;
+    ++runs;
+  }
+  if (runs == 0) return;
+  const double insns = static_cast<double>(part.payload * runs);
+  state.counters["ns_per_insn"] = t_part * 1e9 / insns;
+  state.counters["ns_per_insn_all_active"] = t_full * 1e9 / insns;
+  state.counters["ratio_to_all_active"] = t_part / t_full;
+}
+
+[[maybe_unused]] const bool kPartialMaskRegistered = [] {
+  for (Kind k : kKinds) {
+    std::string name = std::string("BM_PartialMask/") + kind_name(k);
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [k](benchmark::State& s) { partial_mask_case(s, k); })
+        ->ArgNames({"wave", "active"})
+        ->ArgsProduct({{32, 64}, {25, 50, 90}})
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  return true;
+}();
 
 }  // namespace

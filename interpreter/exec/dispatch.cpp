@@ -16,18 +16,32 @@ inline uint64_t pred(const WarpState& w, uint8_t idx, bool neg) {
   return neg ? ~v : v;
 }
 
+// How the active-lane loop evaluates f with some lanes inactive: Lanewise for f
+// that vectorise (lane-wise arithmetic), Gather for f that read other lanes (shfl)
+// and run one lane at a time anyway.
+enum class Eval : uint8_t { Lanewise, Gather };
+
 // The active-lane loop. `f(lane)` computes the lane's result; the loop stores it
 // into d[lane] for active lanes. Pure functions only: inactive lanes may be
 // evaluated (their results are discarded), which keeps both paths vectorisable.
-template <typename F>
-inline void lanes_pure(uint32_t* d, uint64_t exec, uint64_t full, uint32_t wave, F&& f) {
-  if (exec == full) {
+template <Eval E = Eval::Lanewise, typename F>
+inline void lanes_pure(Machine& m, WarpState& w, uint32_t* d, F&& f) {
+  const uint32_t wave = m.wave();
+  if (w.exec == m.full()) {
     for (uint32_t l = 0; l < wave; ++l) d[l] = f(l);
   } else {
-    // Branchless blend, so divergent masks cost no mispredictions and vectorise.
-    for (uint32_t l = 0; l < wave; ++l) {
-      uint32_t keep = static_cast<uint32_t>((exec >> l) & 1) - 1u;  // 0 if active, ~0 if not
-      d[l] = (f(l) & ~keep) | (d[l] & keep);
+    // exec.form, alu.form: an inactive lane keeps its destination bit for bit.
+    // Every lane's result is blended into d under exec expanded to one word per
+    // lane (all ones for an active lane) with and / andnot / or: no branches, and
+    // the blend vectorises. A gather is first run into a temporary, by the same
+    // loop as above, so that the blend stays a loop of its own.
+    const uint32_t* on = m.exec_words(w);
+    if constexpr (E == Eval::Gather) {
+      alignas(16) uint32_t r[isa::kMaxWave];
+      for (uint32_t l = 0; l < wave; ++l) r[l] = f(l);
+      for (uint32_t l = 0; l < wave; ++l) d[l] = (r[l] & on[l]) | (d[l] & ~on[l]);
+    } else {
+      for (uint32_t l = 0; l < wave; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
     }
   }
 }
@@ -62,8 +76,7 @@ struct UnaryFam {
   template <bool AV>
   static Flow vec(Machine& m, WarpState& w, const Insn& in) {
     Reader<AV> a(m, w, in.a);
-    lanes_pure(m.vreg(w, in.dst), w.exec, m.full(), m.wave(),
-               [&](uint32_t l) { return S::apply(a(l)); });
+    lanes_pure(m, w, m.vreg(w, in.dst), [&](uint32_t l) { return S::apply(a(l)); });
     return Flow::Next;
   }
   static Flow scalar(Machine& m, WarpState& w, const Insn& in) {  // alu.form.scalar
@@ -97,7 +110,7 @@ struct BinaryFam {
       if (bad >= 0) return m.raise(w, isa::Event::DivZero, bad);
       lanes_each(w.exec, [&](uint32_t l) { d[l] = S::apply(a(l), b(l)); });
     } else {
-      lanes_pure(d, w.exec, m.full(), m.wave(), [&](uint32_t l) { return S::apply(a(l), b(l)); });
+      lanes_pure(m, w, d, [&](uint32_t l) { return S::apply(a(l), b(l)); });
     }
     return Flow::Next;
   }
@@ -128,8 +141,14 @@ struct CompareFam {
     if constexpr (!AV && !BV) {
       bits = S::apply(a(0), b(0)) ? ~0ull : 0;  // uniform operands: one comparison
     } else {
-      const uint32_t wave = m.wave();
-      for (uint32_t l = 0; l < wave; ++l) bits |= uint64_t{S::apply(a(l), b(l))} << l;
+      // Each half's bits OR-reduced from kLaneBit: this vectorises, where setting
+      // bit l of a 64-bit word (`<< l`) runs one lane at a time.
+      const uint32_t wave = m.wave(), n = wave < 32 ? wave : 32;
+      uint32_t lo = 0, hi = 0;
+      auto all = [](bool x) { return 0u - static_cast<uint32_t>(x); };  // 0 or ~0
+      for (uint32_t l = 0; l < n; ++l) lo |= kLaneBit[l] & all(S::apply(a(l), b(l)));
+      for (uint32_t l = 32; l < wave; ++l) hi |= kLaneBit[l - 32] & all(S::apply(a(l), b(l)));
+      bits = uint64_t{hi} << 32 | lo;
     }
     uint64_t& p = w.preds[in.dst];
     p = (p & ~w.exec) | (bits & w.exec);
@@ -150,9 +169,12 @@ struct SelectFam {
   static Flow run(Machine& m, WarpState& w, const Insn& in) {
     Reader<AV> a(m, w, in.a);
     Reader<BV> b(m, w, in.b);
-    uint64_t p = pred(w, in.pa, in.na);
-    lanes_pure(m.vreg(w, in.dst), w.exec, m.full(), m.wave(),
-               [&](uint32_t l) { return ((p >> l) & 1) ? a(l) : b(l); });
+    // P as one word per lane, so that the choice is an and / andnot / or that
+    // vectorises (testing `(p >> l) & 1` per lane does not).
+    alignas(16) uint32_t pick[isa::kMaxWave];
+    expand_mask(pred(w, in.pa, in.na), m.wave(), pick);
+    lanes_pure(m, w, m.vreg(w, in.dst),
+               [&](uint32_t l) { return (a(l) & pick[l]) | (b(l) & ~pick[l]); });
     return Flow::Next;
   }
   static Handler select(const Insn& in) {
@@ -297,12 +319,19 @@ struct ShuffleFam {
   static Flow run(Machine& m, WarpState& w, const Insn& in) {
     Reader<BV> b(m, w, in.b);
     const uint32_t wave = m.wave();
-    uint32_t src[isa::kMaxWave];
-    std::memcpy(src, m.vreg(w, in.a.index), wave * sizeof(uint32_t));
-    const uint64_t exec = w.exec;
-    lanes_pure(m.vreg(w, in.dst), exec, m.full(), wave, [&](uint32_t l) {
+    // All lanes read vA before any writes vD (vD may be vA); xlane.inactive: an
+    // inactive source lane reads 0, so the copy keeps active lanes only.
+    alignas(16) uint32_t src[isa::kMaxWave];
+    const uint32_t* a = m.vreg(w, in.a.index);
+    if (w.exec == m.full()) {
+      std::memcpy(src, a, wave * sizeof(uint32_t));
+    } else {
+      const uint32_t* on = m.exec_words(w);
+      for (uint32_t l = 0; l < wave; ++l) src[l] = a[l] & on[l];
+    }
+    lanes_pure<Eval::Gather>(m, w, m.vreg(w, in.dst), [&](uint32_t l) {
       uint32_t s = S::source(l, b(l));
-      return (s < wave && ((exec >> s) & 1)) ? src[s] : 0u;
+      return s < wave ? src[s] : 0u;
     });
     return Flow::Next;
   }

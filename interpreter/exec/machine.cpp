@@ -107,6 +107,8 @@ Machine::Machine(std::shared_ptr<const Program> program) : prog_(std::move(progr
   nwarps_ = c.total_warps();
   lane_ids_.resize(wave_);
   for (uint32_t l = 0; l < wave_; ++l) lane_ids_[l] = l;
+  exec_memo_.assign(nwarps_, ExecMemo{});  // mask 0: no lane, all words zero
+  exec_words_.assign(size_t{nwarps_} * wave_, 0);
   // exec.livelock: with the random policy the scheduler's generator state is part
   // of the machine state and never recurs in practice; detection is off.
   livelock_enabled_ = c.livelock_check && c.policy != Policy::Random;
@@ -311,6 +313,11 @@ std::optional<Status> Machine::finish(Status s) {
   return s;
 }
 
+void Machine::refill_exec_words(uint32_t warp, uint64_t exec) {
+  expand_mask(exec, wave_, exec_words_.data() + size_t{warp} * wave_);
+  exec_memo_[warp] = ExecMemo{exec, static_cast<uint32_t>(count_lanes(exec))};
+}
+
 // exec.step
 std::optional<Status> Machine::advance(uint64_t n) {
   if (final_) return final_;
@@ -329,11 +336,15 @@ std::optional<Status> Machine::advance(uint64_t n) {
       return finish(Status::Trapped);
     }
     const Insn& in = insns_[w.pc];
+    // exec.form: with a partial exec, the warp's exec words (exec_words) are
+    // brought up to date before the instruction runs, however exec last changed.
+    const ExecMemo& memo = exec_memo_[static_cast<size_t>(wi)];
+    if (exec != full_ && exec != memo.mask) refill_exec_words(static_cast<uint32_t>(wi), exec);
     Flow f = in.fn(*this, w, in);
     if (f == Flow::Event) return finish(Status::Trapped);
     if (f == Flow::Next) ++w.pc;
     ++steps_;
-    lane_ops_ += exec == full_ ? wave_ : count_lanes(exec);
+    lane_ops_ += exec == full_ ? wave_ : memo.lanes;
     if (rr)
       st_.rr_cursor = static_cast<uint32_t>(wi) + 1 == nwarps_ ? 0 : static_cast<uint32_t>(wi) + 1;
     if (livelock_enabled_) {

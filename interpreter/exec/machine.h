@@ -5,6 +5,7 @@
 #pragma once
 
 #include <bit>
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/lanes.h"
 #include "exec/program.h"
 #include "exec/state.h"
 
@@ -142,6 +144,17 @@ class Machine {
   uint32_t warp_id(const WarpState& w) const {
     return static_cast<uint32_t>(&w - st_.warps.data());
   }
+  // exec.form: w.exec as one word per lane (expand_mask: all ones for an active
+  // lane), for blending results into registers. Only while a handler runs with a
+  // partial exec (not all lanes active), and until it changes exec: the step loop
+  // brings the warp's words up to date from exec's value before such a step, so
+  // they are right however exec last changed (instructions, mutable_state(),
+  // restore()).
+  const uint32_t* exec_words(const WarpState& w) const {
+    const uint32_t g = warp_id(w);
+    assert(exec_memo_[g].mask == w.exec);
+    return exec_words_.data() + size_t{g} * wave_;
+  }
   // Records an event for the current instruction; the handler then returns Event.
   Flow raise(const WarpState& w, isa::Event e, int32_t lane = -1, uint32_t addr = 0,
              uint16_t space = kSpaceNone);
@@ -160,6 +173,7 @@ class Machine {
   std::optional<Status> finish(Status s);
   uint64_t mem_word_hash(uint32_t space_id, uint32_t word, uint32_t value) const;
   uint32_t space_id(const WarpState& w, uint16_t space) const;
+  void refill_exec_words(uint32_t warp, uint64_t exec);
 
   std::shared_ptr<const Program> prog_;
   const Insn* insns_ = nullptr;
@@ -168,6 +182,14 @@ class Machine {
   uint64_t full_ = 0;
   uint32_t nwarps_ = 0;
   std::vector<uint32_t> lane_ids_;
+  // Per warp, the partial exec last seen by the step loop and its number of lanes,
+  // and (wave words per warp) its expansion: a cache of w.exec, not machine state.
+  struct ExecMemo {
+    uint64_t mask = 0;
+    uint32_t lanes = 0;
+  };
+  std::vector<ExecMemo> exec_memo_;
+  std::vector<uint32_t> exec_words_;
   MachineState st_;
   uint64_t steps_ = 0;
   uint64_t lane_ops_ = 0;
