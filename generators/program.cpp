@@ -171,6 +171,7 @@ class Printer {
       out_ += ".buffer scratch u32[threads * " + std::to_string(kScratchSlots) + "] out\n";
     if (shared) out_ += ".buffer shared u32[warps * workgroups * 4] out\n";
     out_ += ".buffer out u32[threads * " + std::to_string(p.nregs) + "] out\n";
+    if (uses_trap(p, TrapKind::StraddleEnd)) out_ += ".buffer tail u8[6] out\n";
     if (p.warps * p.workgroups == 1) {
       line("shl v1, %lane, 2");
     } else {
@@ -631,6 +632,14 @@ class Printer {
       case TrapKind::NegativeAddress:
         line("ld " + d + ", out[v1-4]", &s);
         break;
+      case TrapKind::MisalignedPast:
+        line(std::string(load_mnemonic(s.width)) + " " + d + ", out[v1+" +
+                 std::to_string(out_bytes + 1) + "]",
+             &s);
+        break;
+      case TrapKind::StraddleEnd:
+        line("ld " + d + ", tail[4]", &s);
+        break;
       case TrapKind::kCount:
         break;
     }
@@ -687,6 +696,13 @@ bool uses(const std::vector<Stmt>& b, Kind k) {
 }
 bool uses(const Program& p, Kind k) {
   return any_statement(p, [k](const Stmt& s) { return s.kind == k; });
+}
+
+bool uses_trap(const Program& p, TrapKind k) {
+  return any_statement(p, [k](const Stmt& s) {
+    return s.kind == Kind::Trap &&
+           static_cast<TrapKind>(s.slot % static_cast<int>(TrapKind::kCount)) == k;
+  });
 }
 
 bool communicating(Kind k) {

@@ -97,6 +97,8 @@ enum class TrapKind : uint8_t {
   Misaligned,       // add v19, v1, %lane; ld dst, out[v19]
   ScalarLoadOut,    // ld s5, out[size of out]
   NegativeAddress,  // ld dst, out[v1-4]: lane 0 of warp 0 wraps to 2^32 - 4
+  MisalignedPast,   // ld{,.u16,.s16} dst, out[v1+size of out+1]: misaligned and past the end
+  StraddleEnd,      // ld dst, tail[4]: a word whose first byte is in the 6-byte buffer tail
   kCount
 };
 
@@ -205,6 +207,8 @@ bool communicates(const Program& p);
 // Whether a body or a program has a statement of kind k, nested ones included.
 bool uses(const std::vector<Stmt>& b, Kind k);
 bool uses(const Program& p, Kind k);
+// Whether a trap statement of kind k appears in p.
+bool uses_trap(const Program& p, TrapKind k);
 // Number of statements, nested ones included.
 size_t statement_count(const Program& p);
 // Statements per kind, nested ones included.

@@ -7,6 +7,7 @@
 #include <bit>
 #include <condition_variable>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -167,6 +168,7 @@ class Launch {
     if (scratch) declare("scratch", size_t{threads} * kScratchSlots * 4);
     if (shared) declare("shared", size_t{p.warps} * p.workgroups * 16);
     declare("out", size_t{threads} * static_cast<size_t>(p.nregs) * 4);
+    if (uses_trap(p, TrapKind::StraddleEnd)) declare("tail", 6);
     if (uses(p, Kind::Exchange)) slm_.assign(p.workgroups, std::vector<uint8_t>(p.warps * W_ * 4));
     const uint32_t n = p.warps * p.workgroups;
     warps_.resize(n);
@@ -214,12 +216,13 @@ class Launch {
       o.event = event_;
       r.status_only = n > 1;
     }
-    for (const char* name : {"scratch", "shared", "out"}) {
+    for (const char* name : {"scratch", "shared", "out", "tail"}) {
       auto it = buffers_.find(name);
       if (it == buffers_.end()) continue;
-      model::Buffer b{name, "u32", {}};
-      for (size_t i = 0; i + 4 <= it->second.size(); i += 4)
-        b.values.push_back(load_le(it->second, static_cast<uint32_t>(i), 4));
+      const uint32_t size = std::string_view(name) == "tail" ? 1 : 4;  // tail is u8[6]
+      model::Buffer b{name, size == 1 ? "u8" : "u32", {}};
+      for (size_t i = 0; i + size <= it->second.size(); i += size)
+        b.values.push_back(load_le(it->second, static_cast<uint32_t>(i), size));
       o.buffers.push_back(std::move(b));
     }
     return r;
@@ -928,6 +931,17 @@ void WarpRun::trap(const Stmt& s, Set E) {
     case TrapKind::NegativeAddress:
       load(
           dst, "out", E, Width::W32, [&](uint32_t l) { return vr(1, l) - 4; }, pc(s, 0));
+      return;
+    case TrapKind::MisalignedPast: {
+      // mem.check: misalignment is reported before out of bounds.
+      const uint32_t past = p_.threads() * static_cast<uint32_t>(p_.nregs) * 4 + 1;
+      load(
+          dst, "out", E, s.width, [&](uint32_t l) { return vr(1, l) + past; }, pc(s, 0));
+      return;
+    }
+    case TrapKind::StraddleEnd:  // mem.check: bytes 4-7 of a 6-byte buffer
+      load(
+          dst, "tail", E, Width::W32, [](uint32_t) { return 4u; }, pc(s, 0));
       return;
     case TrapKind::kCount:
       break;

@@ -222,6 +222,19 @@ TEST(WarpEval, TrapsReportTheLowestActiveFailingLane) {
   o = evaluate(prog(8, 1, {if_(cmp("cmp.lt", Lane(), I(0)), {trap(TrapKind::ScalarLoadOut)})}));
   EXPECT_EQ(o.event->name, "mem_out_of_bounds");
   EXPECT_EQ(o.event->lane, -1);  // a scalar load has no lane, and runs with no lane active
+  // mem.check: an address both misaligned and past the end is misaligned.
+  Stmt past = trap(TrapKind::MisalignedPast);
+  o = evaluate(prog(8, 1, {in_upper(past)}));
+  EXPECT_EQ(o.event->name, "mem_misaligned");
+  EXPECT_EQ(o.event->lane, 2);
+  EXPECT_EQ(o.event->addr % 4, 1u);
+  // mem.check: a word whose first byte is inside the buffer but not its last.
+  o = evaluate(prog(8, 1, {trap(TrapKind::StraddleEnd)}));
+  EXPECT_EQ(o.event->name, "mem_out_of_bounds");
+  EXPECT_EQ(o.event->lane, 0);
+  EXPECT_EQ(o.event->addr, 4u);
+  EXPECT_EQ(o.event->space, "tail");
+  EXPECT_EQ(buffer(o, "tail"), std::vector<uint32_t>(6, 0));
 }
 
 // branch.mask.overflow: nesting that exactly fits completes; one entry less traps
