@@ -581,11 +581,7 @@ class Pool {
       dispatch();
       std::vector<pollfd> fds;
       std::vector<Worker*> of;
-      for (auto& w : workers_)
-        if (w.from >= 0) {
-          fds.push_back({w.from, POLLIN, 0});
-          of.push_back(&w);
-        }
+      readable(fds, of);
       if (fds.empty()) {
         stop_run("no worker process is left");
         break;
@@ -762,17 +758,21 @@ class Pool {
 
   // Ends every worker: closing its pipe tells it to stop after the program it is
   // checking; what it sends until then still counts.
+  // The pipes of the workers still answering, to poll(), and their workers.
+  void readable(std::vector<pollfd>& fds, std::vector<Worker*>& of) {
+    for (auto& w : workers_)
+      if (w.from >= 0) {
+        fds.push_back({w.from, POLLIN, 0});
+        of.push_back(&w);
+      }
+  }
   void finish() {
     for (auto& w : workers_)
       if (w.to >= 0) ::close(w.to), w.to = -1;
     for (;;) {
       std::vector<pollfd> fds;
       std::vector<Worker*> of;
-      for (auto& w : workers_)
-        if (w.from >= 0) {
-          fds.push_back({w.from, POLLIN, 0});
-          of.push_back(&w);
-        }
+      readable(fds, of);
       if (fds.empty()) break;
       int ready = ::poll(fds.data(), fds.size(), -1);
       if (ready < 0 && errno != EINTR) break;

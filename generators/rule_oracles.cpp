@@ -405,44 +405,35 @@ std::vector<Mutation> mutations(const std::string& text) {
     q.stmts[i].operands[k].value.index = static_cast<uint32_t>(isa::Special::Lane);
     add("read-only-special-destination", "valid.form.dest", q);
   }
-  // valid.form.uniform: a vector-form instruction with a per-lane source, made
-  // scalar-form by an `s` destination.
-  if (auto [i, k] = find_operand(
-          ex,
-          [](const syntax::Stmt& s, isa::OperandKind kind, const syntax::Operand& o) {
-            if (kind != isa::OperandKind::Dst || o.value.file != RegFile::V) return false;
-            for (size_t j = 1; j < s.operands.size(); ++j) {
-              const auto& v = s.operands[j].value;
-              if (s.operands[j].type == OperandType::Value &&
-                  (v.file == RegFile::V || (v.file == RegFile::Special &&
-                                            v.index == static_cast<uint32_t>(isa::Special::Lane))))
-                return true;
-            }
-            return false;
-          });
-      i != SIZE_MAX) {
+  // valid.form.uniform: an instruction with a vector destination made scalar-form
+  // (an `s` destination) where its statement reads per-lane values: a per-lane
+  // source of a vector-form instruction, or a per-lane base of a vector load.
+  auto make_scalar = [&](const char* name, auto&& reads_per_lane) {
+    auto [i, k] = find_operand(
+        ex, [&](const syntax::Stmt& s, isa::OperandKind kind, const syntax::Operand& o) {
+          return kind == isa::OperandKind::Dst && o.value.file == RegFile::V && reads_per_lane(s);
+        });
+    if (i == SIZE_MAX) return;
     syntax::Program q = ex;
     q.stmts[i].operands[k].value.file = RegFile::S;
     q.stmts[i].operands[k].value.index = 0;
-    add("scalar-form-with-per-lane-source", "valid.form.uniform", q);
-  }
-  // valid.form.uniform: a vector load with a per-lane base given an `s` destination.
-  if (auto [i, k] =
-          find_operand(ex,
-                       [](const syntax::Stmt& s, isa::OperandKind kind, const syntax::Operand& o) {
-                         if (kind != isa::OperandKind::Dst || o.value.file != RegFile::V)
-                           return false;
-                         for (const auto& m : s.operands)
-                           if (m.type == OperandType::Mem && m.value.file == RegFile::V)
-                             return true;
-                         return false;
-                       });
-      i != SIZE_MAX) {
-    syntax::Program q = ex;
-    q.stmts[i].operands[k].value.file = RegFile::S;
-    q.stmts[i].operands[k].value.index = 0;
-    add("scalar-load-with-per-lane-base", "valid.form.uniform", q);
-  }
+    add(name, "valid.form.uniform", q);
+  };
+  make_scalar("scalar-form-with-per-lane-source", [](const syntax::Stmt& s) {
+    for (size_t j = 1; j < s.operands.size(); ++j) {
+      const auto& v = s.operands[j].value;
+      if (s.operands[j].type == OperandType::Value &&
+          (v.file == RegFile::V ||
+           (v.file == RegFile::Special && v.index == static_cast<uint32_t>(isa::Special::Lane))))
+        return true;
+    }
+    return false;
+  });
+  make_scalar("scalar-load-with-per-lane-base", [](const syntax::Stmt& s) {
+    for (const auto& m : s.operands)
+      if (m.type == OperandType::Mem && m.value.file == RegFile::V) return true;
+    return false;
+  });
   // valid.mem.space: an undeclared buffer; slm without .slm.
   if (auto [i, k] =
           find_operand(ex, [](const syntax::Stmt&, isa::OperandKind,
