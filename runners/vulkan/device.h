@@ -3,9 +3,10 @@
 // storage buffers, host-visible buffers, and dispatches that wait with a timeout.
 //
 // Lifecycle: Device::get() creates the device on its first call and returns the
-// same one (or the same error) afterwards; it lives until the process exits.
-// Buffers and pipelines belong to it and may be created, used and destroyed from
-// any thread; dispatches are serialised (one queue, one command buffer, one fence).
+// same one (or the same error) afterwards; it lives until the process ends (see
+// "Exit" in device.cpp for what is destroyed then). Buffers and pipelines belong to it
+// and may be created, used and destroyed from any thread; dispatches are
+// serialised (one queue, one command buffer, one fence).
 //
 // Which device: the first physical device with Vulkan 1.2 and a compute queue. The
 // Vulkan loader decides what is visible: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/
@@ -16,11 +17,11 @@
 //
 // Timeouts: Vulkan cannot cancel work. A dispatch that does not finish in time
 // returns Kind::Timeout and leaves the device busy; later dispatches return
-// Kind::Busy until the timed-out one ends (then the device is usable again), and
-// while it is busy, destroying a buffer or pipeline leaks its Vulkan objects
-// instead of freeing memory the shader may still use. A process whose dispatch
-// timed out should report it and end soon after: see "Long shaders" in device.cpp
-// for what lavapipe does with shaders that run long.
+// Kind::Busy until the timed-out one ends (then the device is usable again). A
+// buffer or pipeline destroyed meanwhile keeps its Vulkan objects (memory the
+// shader may still use) until then. A process may also just report the timeout
+// and exit: see "Long shaders" in device.cpp for what lavapipe does with shaders
+// that run long.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -29,7 +30,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -174,21 +174,43 @@ class Device {
                     timeout);
   }
 
-  // True while a timed-out dispatch may still be running (Vulkan objects are then leaked
-  // rather than destroyed). Checks the fence.
+  // True while a timed-out dispatch is still running. Checks its fence; when it
+  // has ended, destroys what was released meanwhile.
   bool busy();
+  // How many Vulkan objects released while busy wait to be destroyed.
+  size_t retired_objects();
 
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
-  ~Device();
 
  private:
   friend class Buffer;
   friend class Pipeline;
   Device() = default;
+  ~Device() = default;  // never called
   Status init();
-  // Whether objects may be destroyed now (no timed-out work pending, device not lost).
-  bool can_destroy();
+  // Under mu_: if a timed-out dispatch has ended, clears pending_ and destroys the
+  // graveyard; notes a lost device.
+  void poll_locked();
+  void count_live();     // a buffer or pipeline was made (release() counts them down)
+  void close_if_idle();  // at exit
+  void destroy_graveyard_locked();
+  // Destroy now, or put in the graveyard while a timed-out dispatch runs (or forever
+  // once the device is lost). Null handles are ignored.
+  void release(VkBuffer buffer, VkDeviceMemory memory);
+  void release(VkShaderModule module, VkDescriptorSetLayout set_layout, VkPipelineLayout layout,
+               VkPipeline pipeline, VkDescriptorPool pool);
+
+  // Objects released while a timed-out dispatch ran.
+  struct Graveyard {
+    std::vector<VkBuffer> buffers;
+    std::vector<VkDeviceMemory> memories;
+    std::vector<VkShaderModule> modules;
+    std::vector<VkDescriptorSetLayout> set_layouts;
+    std::vector<VkPipelineLayout> layouts;
+    std::vector<VkPipeline> pipelines;
+    std::vector<VkDescriptorPool> pools;
+  };
 
   VkInstance instance_ = VK_NULL_HANDLE;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
@@ -200,9 +222,11 @@ class Device {
   VkFence fence_ = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory_{};
   DeviceInfo info_;
-  std::mutex mu_;         // the queue, command buffer, fence and the flags below
+  std::mutex mu_;         // the queue, command buffer, fence and what follows
   bool pending_ = false;  // a timed-out dispatch has not been seen to finish
   bool lost_ = false;
+  Graveyard graveyard_;
+  size_t live_objects_ = 0;  // buffers and pipelines not yet released
 };
 
 }  // namespace simt::vulkan
