@@ -1,0 +1,112 @@
+// The program -> GLSL translator of the Vulkan runner (first part): a loaded,
+// validated program becomes one GLSL compute shader plus a description of its
+// storage buffers, or `unsupported` with a reason naming what could not be
+// translated. It never translates silently wrongly: what it cannot reproduce it
+// either refuses up front or reports at run time through the control buffer
+// (decode_control).
+//
+// Mapping (spec/state.md): one warp = one subgroup of `wave` invocations (the
+// device's subgroup size must equal `wave`; the pipeline must require full
+// subgroups), `warps` subgroups per workgroup (local_size_x = wave x warps),
+// `workgroups` workgroups. Vector registers are invocation-local uints, scalar
+// registers invocation-local uints that every invocation of the subgroup computes
+// identically, predicates bools. The exec mask is emulated: every invocation runs
+// every instruction in subgroup-uniform control flow, with a per-invocation
+// `act` (its exec bit) and `live` bit, so scalar instructions run whatever exec
+// is (exec.form) and structured regions are never skipped (branch.struct.empty).
+//
+// Translated: mov not popc add sub mul mulhi(.u) and or xor shl shr sra min max
+// (.u) cmp.* sel pand por pxor pmov nop exit, ld/st of 32-bit words in buffers
+// (with mem.check emulated), the structured statements if/else/endif,
+// loop/endloop, break, continue. Everything else is `unsupported`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "exec/machine.h"
+#include "host/host.h"
+
+namespace simt::vulkan {
+
+// What the target device offers (from DeviceInfo).
+struct TranslateOptions {
+  uint32_t subgroup_size = 8;  // must equal the program's wave
+  uint32_t max_workgroup_invocations = 1024;
+  uint32_t max_storage_buffers = 64;  // per pipeline
+};
+
+// One storage buffer of the shader, at set 0.
+struct BufferBinding {
+  uint32_t binding = 0;
+  std::string name;             // the program's buffer name; "control" for binding 0
+  int32_t program_buffer = -1;  // index into exec::Program::buffers; -1 for the control buffer
+  uint32_t bytes = 0;           // the buffer's size in the program (mem.check bounds)
+  std::vector<uint8_t> init;    // initial contents, a multiple of 4 bytes, at least 4
+  bool output = false;          // an `out` or `inout` buffer: part of the outcome
+};
+
+// Words of the control buffer (binding 0), written by the shader. Zero at launch.
+enum ControlWord : uint32_t {
+  kCtlFlags = 0,        // kFlag* bits
+  kCtlEvents = 1,       // number of warps that raised an event
+  kCtlClaim = 2,        // 1 once the first event is recorded in the next words
+  kCtlCode = 3,         // isa::Event
+  kCtlWarp = 4,         // global warp id
+  kCtlPc = 5,           // PC of the instruction (in the expanded program)
+  kCtlLane = 6,         // lowest faulting lane, 0xffffffff if the event has none
+  kCtlAddr = 7,         // memory events: the address
+  kCtlSpace = 8,        // memory events: index into exec::Program::buffers
+  kCtlEventSteps = 9,   // steps the raising warp committed before the event
+  kCtlWarpsEnded = 10,  // warps that reached done, an event or a budget
+  kCtlWarpSteps = 11,   // then one word per global warp: the steps it committed
+};
+
+enum ControlFlag : uint32_t {
+  // A warp stopped because the iterations of its loops reached the budget kept
+  // below lavapipe's shared loop cap.
+  kFlagLoopBudget = 1u << 0,
+  // A warp alone committed max_steps steps and was about to run more: the
+  // reference ends step_limit (or livelock before it).
+  kFlagStepBudget = 1u << 1,
+};
+
+// Iterations (plus one per loop entry) a subgroup may spend in all the translated
+// loops together before it stops with kFlagLoopBudget: below lavapipe's cap of
+// 65,535 shared by every loop of a shader (runners/vulkan/device.cpp, "Long
+// shaders"), with a margin for how the driver counts loop entries.
+inline constexpr uint32_t kLoopBudget = 65000;
+
+struct Translation {
+  std::string glsl;                     // one compute shader, entry point main
+  std::vector<BufferBinding> bindings;  // bindings[i].binding == i; [0] is the control buffer
+  uint32_t local_size_x = 0;            // wave x warps
+  uint32_t workgroups = 0;              // dispatched along x
+  uint32_t total_warps = 0;
+  uint64_t max_steps = 0;
+  std::vector<std::string> buffer_names;  // exec::Program::buffers' names, by index
+};
+
+struct TranslateResult {
+  std::optional<Translation> translation;
+  std::string unsupported;  // why there is no translation (empty when there is one)
+  bool ok() const { return translation.has_value(); }
+};
+
+TranslateResult translate(const host::Loaded& loaded, const TranslateOptions& options = {});
+
+// How the device run ended, read from the control buffer.
+struct DeviceOutcome {
+  enum class Kind { Completed, Trapped, NotReproduced } kind = Kind::Completed;
+  std::optional<exec::EventInfo> event;  // Trapped
+  uint64_t steps = 0;                    // committed by all warps
+  std::string reason;                    // NotReproduced: why the outcome is not the reference's
+};
+
+// Interprets the control buffer after the dispatch (whole buffer, as words).
+DeviceOutcome decode_control(const Translation& t, std::span<const uint32_t> control);
+
+}  // namespace simt::vulkan
