@@ -35,8 +35,9 @@ host::Loaded load(std::string_view text, uint32_t wave) {
   return std::move(*r.loaded);
 }
 
-// The reference's outcome and the device's, compared. Fails the test on any difference.
-void check_against_reference(std::string_view text) {
+// The reference's outcome and the device's, compared. Fails the test on any
+// difference; the reference must end with `want` (so a test cannot pass vacuously).
+void check_against_reference(std::string_view text, exec::Status want = exec::Status::Completed) {
   auto dev = Device::get();
   if (!dev.ok()) GTEST_SKIP() << dev.error().to_string();
   Device& d = **dev;
@@ -49,6 +50,7 @@ void check_against_reference(std::string_view text) {
 
   exec::Machine m(loaded.program);
   exec::Outcome ref = m.run();
+  ASSERT_EQ(ref.status, want) << "the reference's status";
 
   TranslateResult tr = translate(loaded, topt);
   ASSERT_TRUE(tr.ok()) << tr.unsupported;
@@ -275,7 +277,8 @@ TEST(VulkanTranslate, MemoryEventsMatchTheReference) {
         st out[v1], 9
     endif
     exit
-)");
+)",
+                          exec::Status::Trapped);
   check_against_reference(R"(
 .wave 8
 .buffer out u32[wave] out
@@ -284,14 +287,16 @@ TEST(VulkanTranslate, MemoryEventsMatchTheReference) {
     sel v0, p0, 2, v0
     ld v1, out[v0]              ; lane 5 misaligned
     exit
-)");
+)",
+                          exec::Status::Trapped);
   check_against_reference(R"(
 .wave 8
 .buffer out u32[4] out
     mov s0, 16
     ld s1, out[s0]              ; scalar: no lane
     exit
-)");
+)",
+                          exec::Status::Trapped);
 }
 
 // ---- refused programs ------------------------------------------------------------
