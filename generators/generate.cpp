@@ -154,6 +154,7 @@ Kind choose_kind(const Ctx& c, int size) {
                                {1, Kind::Vote},
                                {1, Kind::SharedStore},
                                {1, Kind::SharedLoad},
+                               {2, Kind::Atomic},
                                {c.bar_ok ? 2u : 0u, Kind::Exchange},
                                {c.bar_ok ? 1u : 0u, Kind::Barrier},
                                {3, Kind::ScalarAlu},
@@ -235,6 +236,10 @@ Gen<Stmt> statement(Ctx c, int size) {
         break;
       case Kind::SharedStore:
       case Kind::SharedLoad:
+        s.slot = *g::inRange(0, 2);
+        break;
+      case Kind::Atomic:
+        s.op = *g::elementOf(atomic_ops());
         s.slot = *g::inRange(0, 2);
         break;
       case Kind::ScalarAlu:

@@ -34,7 +34,7 @@ struct Options {
 };
 
 // The generator version, recorded in the origin of regression files.
-inline constexpr int kGeneratorVersion = 2;
+inline constexpr int kGeneratorVersion = 3;
 
 rc::Gen<Program> program(const Options& o);
 

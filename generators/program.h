@@ -136,9 +136,17 @@ enum class Kind : uint8_t {
   Nop,          // nop
   Trap,         // a statement that raises an event in some lanes (TrapKind in slot)
   Spin,         // loop (raw: L:) body; break !pt (raw: jmp L): never ends (livelock oracle)
+  // Version 3:
+  Atomic,  // [address as SharedStore;] atom.OP|watom.OP dst, shared[...], a (cas: 0, a)
   kCount
 };
 std::string_view kind_name(Kind k);
+
+// The atomic mnemonics Kind::Atomic chooses from (atom.*, watom.*), whether one
+// takes an operand (all but lock and unlock), and whether it is a compare-exchange.
+const std::vector<std::string>& atomic_ops();
+bool atomic_takes_operand(const std::string& op);
+bool is_cas(const std::string& op);
 
 struct Stmt {
   Kind kind = Kind::Alu;

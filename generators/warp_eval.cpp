@@ -158,7 +158,8 @@ class Launch {
     const uint32_t threads = p.threads();
     // The buffers print(p) declares (oracle.model.print), each zero or its initialiser.
     const bool scratch = uses(p, Kind::StoreScratch) || uses(p, Kind::LoadScratch);
-    const bool shared = uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad);
+    const bool shared =
+        uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad) || uses(p, Kind::Atomic);
     if (!p.input.empty() && (uses(p, Kind::LoadInput) || uses(p, Kind::ScalarLoad))) {
       auto& in = buffers_["in"];
       in.assign(size_t{threads} * 4, 0);
@@ -495,7 +496,8 @@ void WarpRun::run() {
     vset(0, E, [&](uint32_t l) { return l + w_.s[0]; });
     vset(1, E, [&](uint32_t l) { return vr(0, l) << 2; });
   }
-  if (uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad)) w_.s[3] = w_.gid * 16;
+  if (uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad) || uses(p, Kind::Atomic))
+    w_.s[3] = w_.gid * 16;
   if (uses(p, Kind::Exchange)) {
     const uint32_t span = p.warps * W_ * 4;
     if (p.workgroups == 1) {
@@ -720,6 +722,44 @@ Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
       for (uint32_t l = 0; l < W_; ++l)
         if ((E >> l) & 1) w_.p[kVotePred] = (w_.p[kVotePred] & ~(Set{1} << l)) | (Set{r} << l);
       vset(dst, E, [&](uint32_t l) { return (w_.p[kVotePred] >> l) & 1 ? 1u : 0u; });
+      return E;
+    }
+    case Kind::Atomic: {
+      int base = -1;
+      if (s.slot % 2) {  // the per-lane address of SharedStore
+        vset(kSharedTemp, E, [&](uint32_t l) { return value(s.b, l, E) & 3; });
+        vset(kSharedTemp, E, [&](uint32_t l) { return vr(kSharedTemp, l) << 2; });
+        vset(kSharedTemp, E, [&](uint32_t l) { return vr(kSharedTemp, l) + w_.s[3]; });
+        base = kSharedTemp;
+      }
+      auto addr = [&](uint32_t l) { return base < 0 ? w_.s[3] : vr(base, l); };
+      const uint32_t at = pc(s, s.slot % 2 ? 3 : 0);
+      // Operands: A, and for cas the expected 0 then A.
+      auto a = [&](uint32_t l) { return is_cas(s.op) ? 0u : value(s.a, l, E); };
+      auto b = [&](uint32_t l) { return is_cas(s.op) ? value(s.a, l, E) : 0u; };
+      auto& m = space("shared");
+      auto rmw = [&](uint32_t l) {
+        const uint32_t ad = addr(l);
+        const spec::AtomicStep st = spec::atomic(s.op, load_le(m, ad, 4), a(l), b(l));
+        for (uint32_t i = 0; i < 4; ++i) m[ad + i] = static_cast<uint8_t>(st.word >> (8 * i));
+        return st.result;
+      };
+      if (s.op.starts_with("watom.")) {
+        // atom.warp, atom.warp.check, atom.warp.empty: once, for the lowest active lane.
+        if (E == 0) return E;
+        const uint32_t l = static_cast<uint32_t>(std::countr_zero(E));
+        check("shared", Set{1} << l, 4, addr, at);
+        const uint32_t r = rmw(l);
+        vset(dst, E, [&](uint32_t) { return r; });
+      } else {
+        // atom.lane, atom.lane.check, atom.lane.order: every active lane is checked,
+        // then each acts in ascending order; results are written after all acted.
+        check("shared", E, 4, addr, at);
+        std::array<uint32_t, 64> r{};
+        for (uint32_t l = 0; l < W_; ++l)
+          if ((E >> l) & 1) r[l] = rmw(l);
+        vset(dst, E, [&](uint32_t l) { return r[l]; });
+      }
       return E;
     }
     case Kind::SharedStore:

@@ -150,9 +150,10 @@ TEST(FuzzBrokenRunner, CrashHangAndGarbageAreFailuresAndTheRunEnds) {
     }
 }
 
-const char* const kFaults[] = {"invert-all",   "cbr-empty-taken",  "readlane-off-by-one",
-                               "cmp-unsigned", "barrier-early",    "mask-overflow-late",
-                               "shfl-stale",   "store-lowest-wins"};
+const char* const kFaults[] = {"invert-all",      "cbr-empty-taken",     "readlane-off-by-one",
+                               "cmp-unsigned",    "barrier-early",       "mask-overflow-late",
+                               "shfl-stale",      "store-lowest-wins",   "atom-broadcast-inactive",
+                               "atom-warp-lane0", "atom-lane-descending"};
 
 std::vector<Case> cases() {
   std::vector<Case> out;
