@@ -293,6 +293,37 @@ Check expansion(const Program& p, const std::string& text, OracleContext&) {
   return c;
 }
 
+// oracle.invariant.atomic_broadcast: a warp-wide atomic is the per-lane one in
+// the lowest active lane followed by a readlane broadcast (atom.warp).
+Check atomic_broadcast(const Program& p, const std::string&, OracleContext& ctx) {
+  Check c;
+  const bool has_warp_atomic = uses_warp_atomic(p);
+  c.counts["warp_atomic_programs"] = has_warp_atomic ? 1 : 0;
+  if (!has_warp_atomic) return c;
+  // The lowering nests one more if: both forms run with the default mask depth.
+  Program direct = p, lowered = p;
+  direct.mask_depth = lowered.mask_depth = 0;
+  lowered.lower_warp_atomics = true;
+  const std::string direct_text = print(direct), lowered_text = print(lowered);
+  auto a = load(direct_text, c);
+  if (!a) return c;
+  auto b = load(lowered_text, c);
+  if (!b) return c.message = "the lowered program does not load: " + c.message, c;
+  // The reference's outcome is the regression test's expectation; the
+  // implementation (the reference, or --runner) runs both forms.
+  c.expected = runners::to_model(Machine(a->program).run());
+  c.regression_text = direct_text;
+  if (!status_as_intended(direct, c.expected->status, "the program", c)) return c;
+  std::optional<model::Outcome> got = run_implementation(*a, direct_text, ctx, c);
+  if (!got) return c;
+  std::optional<model::Outcome> want = run_implementation(*b, lowered_text, ctx, c);
+  if (!want) return c;
+  std::string d = outcome_difference(
+      *want, *got, p, "with per-lane atomics in the lowest active lane and a readlane");
+  if (!d.empty()) c.ok = false, c.message = "with warp-wide atomics " + d;
+  return c;
+}
+
 // oracle.invariant.roundtrip
 Check roundtrip(const Program& p, const std::string& text, OracleContext&) {
   Check c;
@@ -382,6 +413,11 @@ const std::vector<Invariant>& invariants() {
       {.name = "snapshot", .clauses = {"exec.snapshot"}, .check = snapshot},
       {.name = "expansion", .clauses = {"branch.struct.expand"}, .check = expansion},
       {.name = "roundtrip", .clauses = {"syntax.print.roundtrip"}, .check = roundtrip},
+      {.name = "atomic-broadcast",
+       .clauses = {"atom.warp", "atom.lane", "xlane.readlane"},
+       .check = atomic_broadcast,
+       .traps = false,
+       .runner_optional = true},
       {.name = "policy",
        .clauses = {"exec.sched.round_robin", "exec.sched.lowest_pc_first",
                    "exec.sched.oldest_first", "exec.sched.random", "exec.step.order"},

@@ -72,8 +72,8 @@ struct Invariant {
 // the structured evaluator's, or nothing when the program is outside its domain.
 std::optional<std::string> intended_status(const Program& p);
 
-// sequential, structured, scheduler, snapshot, expansion, roundtrip, differential,
-// policy, livelock, validator.
+// sequential, structured, scheduler, snapshot, expansion, roundtrip, atomic-broadcast,
+// policy, livelock, validator, differential.
 const std::vector<Invariant>& invariants();
 const Invariant* find_invariant(const std::string& name);
 

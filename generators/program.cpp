@@ -490,9 +490,33 @@ class Printer {
       }
       case Kind::Atomic: {  // atom.lane, atom.warp: vector destination only
         std::string a = shared_addr(s);
-        std::string text = s.op + " " + d + ", " + a;
-        if (atomic_takes_operand(s.op)) text += (is_cas(s.op) ? ", 0, " : ", ") + opnd(s.a);
-        line(text, &s);
+        std::string operands;
+        if (atomic_takes_operand(s.op)) operands = (is_cas(s.op) ? ", 0, " : ", ") + opnd(s.a);
+        if (!(p_.lower_warp_atomics && s.op.starts_with("watom."))) {
+          line(s.op + " " + d + ", " + a + operands, &s);
+          break;
+        }
+        // atom.warp as the per-lane form in the lowest active lane alone, then a
+        // readlane broadcast. The operand is read first, under the warp's exec (it
+        // may be %exec). The lowest lane: ctz(x) = popc((x & -x) - 1), which is 32
+        // for x = 0, so lane = ctz(lo) + (lo == 0) * ctz(hi); 64 with none.
+        if (!operands.empty()) {
+          line("mov v23, " + opnd(s.a), &s);
+          operands = (is_cas(s.op) ? ", 0, " : ", ") + std::string("v23");
+        }
+        for (const char* l :
+             {"ballot s22, pt", "sub s21, 0, s22", "and s21, s21, s22", "sub s21, s21, 1",
+              "popc s21, s21", "min.u s22, s22, 1", "xor s22, s22, 1", "ballot.hi s23, pt",
+              "sub s12, 0, s23", "and s12, s12, s23", "sub s12, s12, 1", "popc s12, s12",
+              "mul s12, s12, s22", "add s21, s21, s12", "cmp.eq p13, %lane, s21"})
+          line(l, &s);
+        line("if p13", &s);
+        ++indent_;
+        line(s.op.substr(1) + " v22, " + a + operands, &s);  // watom.X -> atom.X
+        --indent_;
+        line("endif", &s);
+        line("readlane s21, v22, s21", &s);
+        line("mov " + d + ", s21", &s);
         break;
       }
       case Kind::Exchange:
@@ -730,6 +754,11 @@ bool uses_trap(const Program& p, TrapKind k) {
     return s.kind == Kind::Trap &&
            static_cast<TrapKind>(s.slot % static_cast<int>(TrapKind::kCount)) == k;
   });
+}
+
+bool uses_warp_atomic(const Program& p) {
+  return any_statement(
+      p, [](const Stmt& s) { return s.kind == Kind::Atomic && s.op.starts_with("watom."); });
 }
 
 bool communicating(Kind k) {

@@ -38,6 +38,11 @@ inline constexpr int kCountedPred = 8;   // p8: counted-loop back-edge condition
 inline constexpr int kRecursePred = 12;  // p12: recursion guard
 inline constexpr int kVotePred = 14;     // p14: vote results
 inline constexpr int kGuardPred = 15;    // p15: loop guards
+// The lowered warp-wide atomic (Program::lower_warp_atomics): v23 its operand, v22
+// the per-lane result, s21 the lowest active lane, s22/s23/s12 its computation,
+// p13 the lane test.
+inline constexpr int kLoweredResult = 22;
+inline constexpr int kLoweredPred = 13;
 // A function index for the context of main in the helpers below.
 inline constexpr int kMain = -1;
 
@@ -188,6 +193,9 @@ struct Program {
   enum class InputForm : uint8_t { List, Iota, Fill } input_form = InputForm::List;
   // Line ends of the printed text (syntax.lex.lines): LF, CR LF or CR alone.
   enum class LineEnd : uint8_t { LF, CRLF, CR } line_end = LineEnd::LF;
+  // Prints each warp-wide atomic as the per-lane one restricted to the lowest
+  // active lane followed by a readlane broadcast (the atomic-broadcast oracle).
+  bool lower_warp_atomics = false;
   std::vector<Stmt> main;
   std::vector<std::vector<Stmt>> functions;
   bool operator==(const Program&) const = default;
@@ -217,6 +225,8 @@ bool uses(const std::vector<Stmt>& b, Kind k);
 bool uses(const Program& p, Kind k);
 // Whether a trap statement of kind k appears in p.
 bool uses_trap(const Program& p, TrapKind k);
+// Whether a warp-wide atomic (watom.*) appears in p.
+bool uses_warp_atomic(const Program& p);
 // Number of statements, nested ones included.
 size_t statement_count(const Program& p);
 // Statements per kind, nested ones included.

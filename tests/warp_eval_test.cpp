@@ -349,4 +349,31 @@ RC_GTEST_PROP(WarpEvalProperty, BothOrdersMatchTheReference, ()) {
 }
 
 }  // namespace
+// oracle.invariant.atomic_broadcast, atom.warp: the lowering has no warp-wide
+// atomic left and the reference gives both forms the same outcome, with lane 0
+// inactive, per-lane addresses that differ, and an %exec operand.
+TEST(AtomicBroadcast, LoweringKeepsTheOutcome) {
+  for (const char* op : {"watom.add", "watom.cas", "watom.lock", "watom.xchg"}) {
+    SCOPED_TRACE(op);
+    Stmt at;
+    at.kind = gen::Kind::Atomic;
+    at.op = op;
+    at.slot = 1;  // per-lane address from b
+    at.b = Lane();
+    at.a = Operand{Operand::K::Special, static_cast<int32_t>(isa::Special::ExecLo),
+                   gen::Notation::Dec};
+    Program p = prog(8, 2, {if_(cmp("cmp.ge", Lane(), I(1)), {at})});
+    Program low = p;
+    low.lower_warp_atomics = true;
+    const std::string direct = gen::print(p), lowered = gen::print(low);
+    EXPECT_NE(direct.find("watom."), std::string::npos);
+    EXPECT_EQ(lowered.find("watom."), std::string::npos) << lowered;
+    test::Run a = test::run(direct), b = test::run(lowered);
+    ASSERT_TRUE(a.ok() && b.ok()) << a.diags << b.diags;
+    EXPECT_TRUE(a.outcome->same_result(*b.outcome)) << lowered;
+    // The structured evaluator agrees with the reference on the direct form.
+    evaluate(p);
+  }
+}
+
 }  // namespace simt
