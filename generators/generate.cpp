@@ -239,8 +239,11 @@ Gen<Stmt> statement(Ctx c, int size) {
         s.slot = *g::inRange(0, 2);
         break;
       case Kind::Atomic:
-        s.op = *g::elementOf(atomic_ops());
-        s.slot = *g::inRange(0, 2);
+        s.slot = *g::inRange(0, 3);
+        if (s.slot == kCounterSlot)
+          s.op = std::string(*g::element("atom.", "watom.")) + *g::elementOf(commutative_atomics());
+        else
+          s.op = *g::elementOf(atomic_ops());
         break;
       case Kind::ScalarAlu:
         s.op = *g::elementOf(alu_ops());

@@ -192,6 +192,11 @@ class Printer {
     if (shared) out_ += ".buffer shared u32[warps * workgroups * 4] out\n";
     out_ += ".buffer out u32[threads * " + std::to_string(p.nregs) + "] out\n";
     if (uses_trap(p, TrapKind::StraddleEnd)) out_ += ".buffer tail u8[6] out\n";
+    if (uses_counters(p)) {
+      out_ += ".buffer counters u32[8] out =";
+      for (int k = 0; k < 8; ++k) out_ += (k ? ", " : " ") + std::to_string(counter_init(k));
+      out_ += "\n";
+    }
     if (p.warps * p.workgroups == 1) {
       line("shl v1, %lane, 2");
     } else {
@@ -489,11 +494,15 @@ class Printer {
         break;
       }
       case Kind::Atomic: {  // atom.lane, atom.warp: vector destination only
-        std::string a = shared_addr(s);
+        // On counters the old value is discarded (into v22): the order does not show.
+        const bool counters = s.slot == kCounterSlot;
+        const std::string a =
+            counters ? "counters[" + std::to_string(4 * counter_word(s.op)) + "]" : shared_addr(s);
+        const std::string dest = counters ? "v22" : d;
         std::string operands;
         if (atomic_takes_operand(s.op)) operands = (is_cas(s.op) ? ", 0, " : ", ") + opnd(s.a);
         if (!(p_.lower_warp_atomics && s.op.starts_with("watom."))) {
-          line(s.op + " " + d + ", " + a + operands, &s);
+          line(s.op + " " + dest + ", " + a + operands, &s);
           break;
         }
         // atom.warp as the per-lane form in the lowest active lane alone, then a
@@ -516,7 +525,7 @@ class Printer {
         --indent_;
         line("endif", &s);
         line("readlane s21, v22, s21", &s);
-        line("mov " + d + ", s21", &s);
+        line("mov " + dest + ", s21", &s);
         break;
       }
       case Kind::Exchange:
@@ -754,6 +763,30 @@ bool uses_trap(const Program& p, TrapKind k) {
     return s.kind == Kind::Trap &&
            static_cast<TrapKind>(s.slot % static_cast<int>(TrapKind::kCount)) == k;
   });
+}
+
+const std::vector<std::string>& commutative_atomics() {
+  static const std::vector<std::string> ops = {"add", "and", "or",    "xor",
+                                               "min", "max", "min.u", "max.u"};
+  return ops;
+}
+int counter_word(const std::string& op) {
+  const std::string k = op.substr(op.find('.') + 1);
+  const auto& ops = commutative_atomics();
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i] == k) return static_cast<int>(i);
+  return -1;
+}
+uint32_t counter_init(int word) {
+  // and, min.u start all ones; min at the largest, max at the smallest signed value.
+  static constexpr uint32_t init[] = {0,           0xffffffffu, 0,           0,
+                                      0x7fffffffu, 0x80000000u, 0xffffffffu, 0};
+  return init[word];
+}
+
+bool uses_counters(const Program& p) {
+  return any_statement(
+      p, [](const Stmt& s) { return s.kind == Kind::Atomic && s.slot == kCounterSlot; });
 }
 
 bool uses_warp_atomic(const Program& p) {

@@ -227,6 +227,18 @@ bool uses(const Program& p, Kind k);
 bool uses_trap(const Program& p, TrapKind k);
 // Whether a warp-wide atomic (watom.*) appears in p.
 bool uses_warp_atomic(const Program& p);
+// Whether an atomic on `counters` (slot kCounterSlot) appears in p.
+bool uses_counters(const Program& p);
+
+// Atomic statements with slot 2 update the buffer `counters`, shared by every
+// warp, with a commutative operation, one word per operation, and discard the old
+// value (into v22): the final memory does not depend on the schedule
+// ([exec.sched.independence] with atomics). The commutative suffixes, each
+// word's operation and initial value:
+const std::vector<std::string>& commutative_atomics();  // add, and, or, ... max.u
+int counter_word(const std::string& op);                // index into counters, or -1
+uint32_t counter_init(int word);
+inline constexpr int kCounterSlot = 2;
 // Number of statements, nested ones included.
 size_t statement_count(const Program& p);
 // Statements per kind, nested ones included.

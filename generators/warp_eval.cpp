@@ -170,6 +170,12 @@ class Launch {
     if (shared) declare("shared", size_t{p.warps} * p.workgroups * 16);
     declare("out", size_t{threads} * static_cast<size_t>(p.nregs) * 4);
     if (uses_trap(p, TrapKind::StraddleEnd)) declare("tail", 6);
+    if (uses_counters(p)) {
+      auto& m = buffers_["counters"];
+      m.assign(32, 0);
+      for (int k = 0; k < 8; ++k)
+        for (int b = 0; b < 4; ++b) m[4 * k + b] = static_cast<uint8_t>(counter_init(k) >> (8 * b));
+    }
     if (uses(p, Kind::Exchange)) slm_.assign(p.workgroups, std::vector<uint8_t>(p.warps * W_ * 4));
     const uint32_t n = p.warps * p.workgroups;
     warps_.resize(n);
@@ -217,7 +223,7 @@ class Launch {
       o.event = event_;
       r.status_only = n > 1;
     }
-    for (const char* name : {"scratch", "shared", "out", "tail"}) {
+    for (const char* name : {"scratch", "shared", "out", "tail", "counters"}) {
       auto it = buffers_.find(name);
       if (it == buffers_.end()) continue;
       const uint32_t size = std::string_view(name) == "tail" ? 1 : 4;  // tail is u8[6]
@@ -726,18 +732,22 @@ Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
     }
     case Kind::Atomic: {
       int base = -1;
-      if (s.slot % 2) {  // the per-lane address of SharedStore
+      const bool counters = s.slot == kCounterSlot;
+      if (!counters && s.slot % 2) {  // the per-lane address of SharedStore
         vset(kSharedTemp, E, [&](uint32_t l) { return value(s.b, l, E) & 3; });
         vset(kSharedTemp, E, [&](uint32_t l) { return vr(kSharedTemp, l) << 2; });
         vset(kSharedTemp, E, [&](uint32_t l) { return vr(kSharedTemp, l) + w_.s[3]; });
         base = kSharedTemp;
       }
-      auto addr = [&](uint32_t l) { return base < 0 ? w_.s[3] : vr(base, l); };
-      const uint32_t at = pc(s, s.slot % 2 ? 3 : 0);
+      const uint32_t word = counters ? 4 * static_cast<uint32_t>(counter_word(s.op)) : 0;
+      auto addr = [&](uint32_t l) { return counters ? word : base < 0 ? w_.s[3] : vr(base, l); };
+      const uint32_t at = pc(s, !counters && s.slot % 2 ? 3 : 0);
+      const std::string space_name = counters ? "counters" : "shared";
+      const int out = counters ? kLoweredResult : dst;  // counters: the old value is dropped
       // Operands: A, and for cas the expected 0 then A.
       auto a = [&](uint32_t l) { return is_cas(s.op) ? 0u : value(s.a, l, E); };
       auto b = [&](uint32_t l) { return is_cas(s.op) ? value(s.a, l, E) : 0u; };
-      auto& m = space("shared");
+      auto& m = space(space_name);
       auto rmw = [&](uint32_t l) {
         const uint32_t ad = addr(l);
         const spec::AtomicStep st = spec::atomic(s.op, load_le(m, ad, 4), a(l), b(l));
@@ -748,17 +758,17 @@ Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
         // atom.warp, atom.warp.check, atom.warp.empty: once, for the lowest active lane.
         if (E == 0) return E;
         const uint32_t l = static_cast<uint32_t>(std::countr_zero(E));
-        check("shared", Set{1} << l, 4, addr, at);
+        check(space_name, Set{1} << l, 4, addr, at);
         const uint32_t r = rmw(l);
-        vset(dst, E, [&](uint32_t) { return r; });
+        vset(out, E, [&](uint32_t) { return r; });
       } else {
         // atom.lane, atom.lane.check, atom.lane.order: every active lane is checked,
         // then each acts in ascending order; results are written after all acted.
-        check("shared", E, 4, addr, at);
+        check(space_name, E, 4, addr, at);
         std::array<uint32_t, 64> r{};
         for (uint32_t l = 0; l < W_; ++l)
           if ((E >> l) & 1) r[l] = rmw(l);
-        vset(dst, E, [&](uint32_t l) { return r[l]; });
+        vset(out, E, [&](uint32_t l) { return r[l]; });
       }
       return E;
     }
