@@ -40,9 +40,10 @@ void print_stats(const gen::FuzzResult& r) {
   for (const auto& [name, st] : r.stats)
     for (const auto& [k, n] : st.counters) all[k] += n;
   const std::pair<const char*, const char*> groups[] = {
-      {"kind:", "statement kinds"},    {"instr:", "instructions"},
-      {"operand:", "operand forms"},   {"launch:", "launch settings"},
-      {"status:", "outcome statuses"}, {"event:", "events"}};
+      {"kind:", "statement kinds"},         {"instr:", "instructions"},
+      {"operand:", "operand forms"},        {"launch:", "launch settings"},
+      {"status:", "outcome statuses"},      {"event:", "events"},
+      {"mutation:", "validator mutations"}, {"oracle:", "oracle counts"}};
   std::cout << "stats: constructs in the programs checked, over all invariants\n";
   for (const auto& [prefix, title] : groups) {
     std::cout << "  " << title << ":\n";
@@ -191,10 +192,9 @@ CLI::Validator seconds(bool zero_ok) {
 void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   auto a = std::make_shared<FuzzArgs>();
   auto* cmd = app.add_subcommand("fuzz", "check generated programs against the invariant oracles");
-  cmd->add_option(
-      "--invariant", a->invariant,
-      "sequential, structured, scheduler, snapshot, expansion, roundtrip, policy, livelock, "
-      "validator, differential or all (default)");
+  std::string names;
+  for (const auto& inv : gen::invariants()) names += inv.name + ", ";
+  cmd->add_option("--invariant", a->invariant, names + "or all (default)");
   a->o_seed = cmd->add_option("--seed", a->seed,
                               "base seed: program k uses seed + k (default: from the clock)");
   a->o_count = cmd->add_option("--count", a->count, "programs per invariant (default 200)");

@@ -154,7 +154,7 @@ Kind choose_kind(const Ctx& c, int size) {
                                {1, Kind::Vote},
                                {1, Kind::SharedStore},
                                {1, Kind::SharedLoad},
-                               {2, Kind::Atomic},
+                               {o.atomic_weight, Kind::Atomic},
                                {c.bar_ok ? 2u : 0u, Kind::Exchange},
                                {c.bar_ok ? 1u : 0u, Kind::Barrier},
                                {3, Kind::ScalarAlu},
@@ -464,6 +464,7 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
   o.spin = invariant.spin;
   if (o.spin) o.exits = false;  // every warp reaches the spin (oracle.model.spin)
   o.small_mask_depth = invariant.small_mask_depth;
+  if (invariant.atomics) o.atomic_weight = 6;
   if (caps) {
     std::vector<uint32_t> waves;
     for (uint32_t w : o.waves)

@@ -192,6 +192,16 @@ class Printer {
     if (shared) out_ += ".buffer shared u32[warps * workgroups * 4] out\n";
     out_ += ".buffer out u32[threads * " + std::to_string(p.nregs) + "] out\n";
     if (uses_trap(p, TrapKind::StraddleEnd)) out_ += ".buffer tail u8[6] out\n";
+    if (p.count_atomics && uses(p, Kind::Atomic)) {
+      // oracle.invariant.atomic_count: tally[0] per-lane, tally[1] warp-wide
+      // counting atomics; per thread its per-lane participations; per warp its
+      // non-empty per-lane and warp-wide counting atomics; the two logs by old value.
+      out_ += ".buffer tally u32[2] out\n";
+      out_ += ".buffer lanes u32[threads] out\n";
+      out_ += ".buffer execs u32[warps * workgroups * 2] out\n";
+      out_ += ".buffer lane_log u32[" + std::to_string(kCountLog) + "] out\n";
+      out_ += ".buffer warp_log u32[" + std::to_string(kCountLog) + "] out\n";
+    }
     if (uses_counters(p)) {
       out_ += ".buffer counters u32[8] out =";
       for (int k = 0; k < 8; ++k) out_ += (k ? ", " : " ") + std::to_string(counter_init(k));
@@ -503,6 +513,7 @@ class Printer {
         if (atomic_takes_operand(s.op)) operands = (is_cas(s.op) ? ", 0, " : ", ") + opnd(s.a);
         if (!(p_.lower_warp_atomics && s.op.starts_with("watom."))) {
           line(s.op + " " + dest + ", " + a + operands, &s);
+          if (p_.count_atomics) count_atomic(s);
           break;
         }
         // atom.warp as the per-lane form in the lowest active lane alone, then a
@@ -708,6 +719,44 @@ class Printer {
   const Program& p_;
   Layout* layout_;
   std::string out_;
+  // oracle.invariant.atomic_count: a counting atomic of the statement's family,
+  // then (under the same exec) the warp's count of non-empty ones, stored by its
+  // active lanes, and the log entry at the old value: per-lane (ordinal << 14 |
+  // gwarp << 7 | lane + 1), warp-wide (ordinal << 7 | gwarp + 1).
+  void count_atomic(const Stmt& s) {
+    const bool warp = s.op.starts_with("watom.");
+    const std::string any = "s" + std::to_string(kCountScalar),
+                      addr = "s" + std::to_string(kCountScalar + 1),
+                      ord = "s" + std::to_string(kCountScalar + (warp ? 3 : 2)),
+                      old = "v" + std::to_string(kCountOld),
+                      mine = "v" + std::to_string(kCountOld + 1),
+                      entry = "v" + std::to_string(kCountOld + 2),
+                      at = "v" + std::to_string(kCountOld + 3);
+    for (const std::string& l :
+         {"ballot " + any + ", pt", "ballot.hi " + addr + ", pt",
+          "or " + any + ", " + any + ", " + addr, "min.u " + any + ", " + any + ", 1",
+          "add " + ord + ", " + ord + ", " + any, "mul " + addr + ", %gwarp, 8",
+          "st execs[" + addr + (warp ? "+4" : "") + "], " + ord})
+      line(l, &s);
+    if (warp) {
+      line("watom.add " + old + ", tally[4], 1", &s);
+      line("shl " + entry + ", " + ord + ", 7", &s);
+      line("add " + entry + ", " + entry + ", %gwarp", &s);
+    } else {
+      line("atom.add " + old + ", tally[0], 1", &s);
+      line("add " + mine + ", " + mine + ", 1", &s);
+      line("st lanes[v1], " + mine, &s);
+      line("shl " + entry + ", " + ord + ", 14", &s);
+      line("mul " + addr + ", %gwarp, 128", &s);
+      line("or " + entry + ", " + entry + ", " + addr, &s);
+      line("add " + entry + ", " + entry + ", %lane", &s);
+    }
+    line("add " + entry + ", " + entry + ", 1", &s);
+    line("min.u " + at + ", " + old + ", " + std::to_string(kCountLog - 1), &s);
+    line("shl " + at + ", " + at + ", 2", &s);
+    line(std::string(warp ? "st warp_log[" : "st lane_log[") + at + "], " + entry, &s);
+  }
+
   int indent_ = 0;
   uint32_t pc_ = 0;
   int labels_ = 0;

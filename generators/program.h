@@ -43,6 +43,14 @@ inline constexpr int kGuardPred = 15;    // p15: loop guards
 // p13 the lane test.
 inline constexpr int kLoweredResult = 22;
 inline constexpr int kLoweredPred = 13;
+// The counting instrumentation (Program::count_atomics, oracle.invariant.atomic_count):
+// v60 the counting atomic's old value, v61 this lane's participations, v62 the log
+// entry, v63 its byte address; s56 whether any lane is active, s57 an address,
+// s58 / s59 the warp's non-empty per-lane / warp-wide counting atomics so far.
+inline constexpr int kCountOld = 60;
+inline constexpr int kCountScalar = 56;
+// Entries of each log; old values at or above it all land in the last word.
+inline constexpr uint32_t kCountLog = 1024;
 // A function index for the context of main in the helpers below.
 inline constexpr int kMain = -1;
 
@@ -196,6 +204,10 @@ struct Program {
   // Prints each warp-wide atomic as the per-lane one restricted to the lowest
   // active lane followed by a readlane broadcast (the atomic-broadcast oracle).
   bool lower_warp_atomics = false;
+  // After each atomic statement, a counting atomic of the same family (atom.add or
+  // watom.add of 1 on `tally`) and the instructions that record its participants
+  // and old value (the atomic-count oracle).
+  bool count_atomics = false;
   std::vector<Stmt> main;
   std::vector<std::vector<Stmt>> functions;
   bool operator==(const Program&) const = default;

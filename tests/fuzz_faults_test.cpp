@@ -159,6 +159,10 @@ std::vector<Case> cases() {
   std::vector<Case> out;
   for (const char* inv : {"differential", "structured"})
     for (const char* f : kFaults) out.push_back({inv, f});
+  // The atomic invariants, with --runner, find the faults they are about.
+  out.push_back({"atomic-count", "atom-lane-descending"});
+  out.push_back({"atomic-broadcast", "atom-warp-lane0"});
+  out.push_back({"atomic-broadcast", "atom-broadcast-inactive"});
   return out;
 }
 

@@ -377,3 +377,59 @@ TEST(AtomicBroadcast, LoweringKeepsTheOutcome) {
 }
 
 }  // namespace simt
+
+namespace simt {
+namespace {
+
+using namespace test::genb;
+
+gen::Stmt atomic(const std::string& op, int slot) {
+  gen::Stmt s;
+  s.kind = gen::Kind::Atomic;
+  s.op = op;
+  s.slot = slot;
+  s.a = gen::Operand{gen::Operand::K::Imm, 1, gen::Notation::Dec};
+  s.b = gen::Operand{gen::Operand::K::Lane, 0, gen::Notation::Dec};
+  return s;
+}
+
+// oracle.invariant.atomic_count, atom.lane, atom.warp, atom.warp.empty: on two
+// warps of 8 lanes, a per-lane atomic in lanes 3-7 inside a loop of 2, a warp-wide
+// one for every warp and one in an if no lane takes: 20 per-lane participants,
+// 2 warp-wide executions (the empty one does not count); the counting program's
+// outcome passes, and each counting buffer is what the clause says.
+TEST(AtomicCount, CountsParticipantsAndLogsOldValues) {
+  using gen::Program;
+  Program p = prog(8, 2,
+                   {loop(2, {if_(cmp("cmp.ge", Lane(), I(3)), {atomic("atom.add", 0)})}),
+                    atomic("watom.or", gen::kCounterSlot),
+                    if_(cmp("cmp.lt", Lane(), I(0)), {atomic("watom.add", 1)})});
+  p.warps = 2;
+  const gen::Invariant* inv = gen::find_invariant("atomic-count");
+  ASSERT_NE(inv, nullptr);
+  gen::OracleContext ctx;
+  gen::Check c = inv->check(p, gen::print(p), ctx);
+  EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_EQ(c.counts["oracle:lane-atomic-participants"], 20u);
+  EXPECT_EQ(c.counts["oracle:warp-atomic-executions"], 2u);
+  ASSERT_TRUE(c.expected.has_value());
+  auto buffer = [&](const std::string& name) {
+    for (const auto& b : c.expected->buffers)
+      if (b.name == name) return b.values;
+    return std::vector<int64_t>{};
+  };
+  EXPECT_EQ(buffer("tally"), (std::vector<int64_t>{20, 2}));
+  EXPECT_EQ(buffer("execs"), (std::vector<int64_t>{2, 1, 2, 1}));
+  // Warp 0's first execution (lanes 3-7, ordinal 1) has old values 0-4.
+  const std::vector<int64_t> log = buffer("lane_log");
+  ASSERT_EQ(log.size(), gen::kCountLog);
+  EXPECT_EQ(log[0], (1 << 14) + 0 * 128 + 3 + 1);
+  EXPECT_EQ(log[4], (1 << 14) + 0 * 128 + 7 + 1);
+  EXPECT_EQ(log[19] != 0 && log[20] == 0, true);
+  const std::string text = c.regression_text;
+  EXPECT_NE(text.find("atom.add v60, tally[0], 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("watom.add v60, tally[4], 1"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace simt
