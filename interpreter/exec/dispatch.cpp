@@ -211,22 +211,34 @@ inline isa::Event check_access(uint32_t addr, uint32_t size, size_t bytes) {
   return isa::Event::None;
 }
 
+// mem.check, atom.lane.check: the lowest active lane whose access of `size`
+// bytes at base(l) + offset is misaligned or out of bounds (lane -1 if none).
+struct LaneFault {
+  isa::Event ev = isa::Event::None;
+  int32_t lane = -1;
+  uint32_t addr = 0;
+};
+template <class Base>
+inline LaneFault first_bad_lane(uint64_t exec, const Base& base, uint32_t offset, uint32_t size,
+                                size_t bytes) {
+  LaneFault f;
+  lanes_each(exec, [&](uint32_t l) {
+    if (f.lane >= 0) return;
+    uint32_t addr = base(l) + offset;
+    isa::Event e = check_access(addr, size, bytes);
+    if (e != isa::Event::None) f = {e, static_cast<int32_t>(l), addr};
+  });
+  return f;
+}
+
 template <class S>
 struct LoadFam {
   template <bool BV>
   static Flow vec(Machine& m, WarpState& w, const Insn& in) {
     Reader<BV> base(m, w, in.a);
     const std::vector<uint8_t>& mem = m.space_bytes(w, in.space);
-    isa::Event ev = isa::Event::None;
-    int32_t bad = -1;
-    uint32_t bad_addr = 0;
-    lanes_each(w.exec, [&](uint32_t l) {
-      if (bad >= 0) return;
-      uint32_t addr = base(l) + in.offset;
-      isa::Event e = check_access(addr, S::size, mem.size());
-      if (e != isa::Event::None) ev = e, bad = static_cast<int32_t>(l), bad_addr = addr;
-    });
-    if (bad >= 0) return m.raise(w, ev, bad, bad_addr, in.space);
+    const LaneFault f = first_bad_lane(w.exec, base, in.offset, S::size, mem.size());
+    if (f.lane >= 0) return m.raise(w, f.ev, f.lane, f.addr, in.space);
     uint32_t* d = m.vreg(w, in.dst);
     lanes_each(w.exec, [&](uint32_t l) {
       uint32_t addr = base(l) + in.offset;
@@ -256,16 +268,8 @@ struct StoreFam {
     Reader<BV> base(m, w, in.a);
     Reader<VV> val(m, w, in.b);
     size_t bytes = m.space_bytes(w, in.space).size();
-    isa::Event ev = isa::Event::None;
-    int32_t bad = -1;
-    uint32_t bad_addr = 0;
-    lanes_each(w.exec, [&](uint32_t l) {
-      if (bad >= 0) return;
-      uint32_t addr = base(l) + in.offset;
-      isa::Event e = check_access(addr, S::size, bytes);
-      if (e != isa::Event::None) ev = e, bad = static_cast<int32_t>(l), bad_addr = addr;
-    });
-    if (bad >= 0) return m.raise(w, ev, bad, bad_addr, in.space);
+    const LaneFault f = first_bad_lane(w.exec, base, in.offset, S::size, bytes);
+    if (f.lane >= 0) return m.raise(w, f.ev, f.lane, f.addr, in.space);
     // mem.store.order: lanes write in ascending order; the highest lane wins.
     lanes_each(w.exec,
                [&](uint32_t l) { m.store(w, in.space, base(l) + in.offset, val(l), S::size); });
@@ -309,16 +313,8 @@ struct AtomLaneFam {
     AnyReader base(m, w, in.a), a(m, w, in.b), b(m, w, in.c);
     const size_t bytes = m.space_bytes(w, in.space).size();
     // atom.lane.check: every active lane is checked before any acts.
-    isa::Event ev = isa::Event::None;
-    int32_t bad = -1;
-    uint32_t bad_addr = 0;
-    lanes_each(w.exec, [&](uint32_t l) {
-      if (bad >= 0) return;
-      uint32_t addr = base(l) + in.offset;
-      isa::Event e = check_access(addr, 4, bytes);
-      if (e != isa::Event::None) ev = e, bad = static_cast<int32_t>(l), bad_addr = addr;
-    });
-    if (bad >= 0) return m.raise(w, ev, bad, bad_addr, in.space);
+    const LaneFault f = first_bad_lane(w.exec, base, in.offset, 4, bytes);
+    if (f.lane >= 0) return m.raise(w, f.ev, f.lane, f.addr, in.space);
     // atom.lane.order: ascending lanes, each seeing the ones before; every operand
     // is read before vD is written (vD may be a source register).
     alignas(16) uint32_t r[isa::kMaxWave];
