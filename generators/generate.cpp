@@ -316,7 +316,15 @@ Gen<Stmt> statement(Ctx c, int size) {
       }
       case Kind::Trap:
         s.slot = *g::inRange(0, static_cast<int>(TrapKind::kCount));
-        s.op = *g::element<std::string>("div", "div.u", "rem", "rem.u");
+        if (s.slot == static_cast<int>(TrapKind::AtomicLaneOut) ||
+            s.slot == static_cast<int>(TrapKind::AtomicWarpOut)) {
+          // The operation of the family the kind names (atom.lane.check, atom.warp.check).
+          const std::string op = *g::elementOf(atomic_ops());
+          s.op = (s.slot == static_cast<int>(TrapKind::AtomicLaneOut) ? "atom." : "watom.") +
+                 op.substr(op.find('.') + 1);
+        } else {
+          s.op = *g::element<std::string>("div", "div.u", "rem", "rem.u");
+        }
         s.limit = *g::inRange(0, 3);
         s.width = *g::element<Width>(Width::W32, Width::U16, Width::S16);
         break;

@@ -711,6 +711,14 @@ class Printer {
       case TrapKind::StraddleEnd:
         line("ld " + d + ", tail[4]", &s);
         break;
+      case TrapKind::AtomicLaneOut:
+      case TrapKind::AtomicWarpOut: {
+        line("shl v19, v1, " + std::to_string(shift), &s);
+        std::string operands;
+        if (atomic_takes_operand(s.op)) operands = (is_cas(s.op) ? ", 0, " : ", ") + opnd(s.a);
+        line(s.op + " " + d + ", out[v19]" + operands, &s);
+        break;
+      }
       case TrapKind::kCount:
         break;
     }

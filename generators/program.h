@@ -112,6 +112,9 @@ enum class TrapKind : uint8_t {
   NegativeAddress,  // ld dst, out[v1-4]: lane 0 of warp 0 wraps to 2^32 - 4
   MisalignedPast,   // ld{,.u16,.s16} dst, out[v1+size of out+1]: misaligned and past the end
   StraddleEnd,      // ld dst, tail[4]: a word whose first byte is in the 6-byte buffer tail
+  // Version 3:
+  AtomicLaneOut,  // shl v19, v1, 1 + limit; atom.OP dst, out[v19], A: every active lane checked
+  AtomicWarpOut,  // shl v19, v1, 1 + limit; watom.OP dst, out[v19], A: the lowest active lane only
   kCount
 };
 

@@ -130,6 +130,35 @@ class WarpRun {
     }
   }
   uint32_t scalar_load(const std::string& name, Width wd, uint32_t addr, uint32_t at);
+  // atom.OP (atom.* or watom.*) on `name` with operands A = a(l), B = b(l); the
+  // destination's values into vector register d.
+  template <typename Addr, typename A, typename B>
+  void atomic(const std::string& op, const std::string& name, Set E, Addr addr, A a, B b, int d,
+              uint32_t at) {
+    auto& m = space(name);
+    auto rmw = [&](uint32_t l) {
+      const uint32_t ad = addr(l);
+      const spec::AtomicStep st = spec::atomic(op, load_le(m, ad, 4), a(l), b(l));
+      for (uint32_t i = 0; i < 4; ++i) m[ad + i] = static_cast<uint8_t>(st.word >> (8 * i));
+      return st.result;
+    };
+    if (op.starts_with("watom.")) {
+      // atom.warp, atom.warp.check, atom.warp.empty: once, for the lowest active lane.
+      if (E == 0) return;
+      const uint32_t l = static_cast<uint32_t>(std::countr_zero(E));
+      check(name, Set{1} << l, 4, addr, at);
+      const uint32_t r = rmw(l);
+      vset(d, E, [&](uint32_t) { return r; });
+    } else {
+      // atom.lane, atom.lane.check, atom.lane.order: every active lane is checked,
+      // then each acts in ascending order; results are written after all acted.
+      check(name, E, 4, addr, at);
+      std::array<uint32_t, 64> r{};
+      for (uint32_t l = 0; l < W_; ++l)
+        if ((E >> l) & 1) r[l] = rmw(l);
+      vset(d, E, [&](uint32_t l) { return r[l]; });
+    }
+  }
 
   // ---- statements ---------------------------------------------------------------------
   Set block(const std::vector<Stmt>& b, int fn, Set E, Depths d);
@@ -747,29 +776,7 @@ Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
       // Operands: A, and for cas the expected 0 then A.
       auto a = [&](uint32_t l) { return is_cas(s.op) ? 0u : value(s.a, l, E); };
       auto b = [&](uint32_t l) { return is_cas(s.op) ? value(s.a, l, E) : 0u; };
-      auto& m = space(space_name);
-      auto rmw = [&](uint32_t l) {
-        const uint32_t ad = addr(l);
-        const spec::AtomicStep st = spec::atomic(s.op, load_le(m, ad, 4), a(l), b(l));
-        for (uint32_t i = 0; i < 4; ++i) m[ad + i] = static_cast<uint8_t>(st.word >> (8 * i));
-        return st.result;
-      };
-      if (s.op.starts_with("watom.")) {
-        // atom.warp, atom.warp.check, atom.warp.empty: once, for the lowest active lane.
-        if (E == 0) return E;
-        const uint32_t l = static_cast<uint32_t>(std::countr_zero(E));
-        check(space_name, Set{1} << l, 4, addr, at);
-        const uint32_t r = rmw(l);
-        vset(out, E, [&](uint32_t) { return r; });
-      } else {
-        // atom.lane, atom.lane.check, atom.lane.order: every active lane is checked,
-        // then each acts in ascending order; results are written after all acted.
-        check(space_name, E, 4, addr, at);
-        std::array<uint32_t, 64> r{};
-        for (uint32_t l = 0; l < W_; ++l)
-          if ((E >> l) & 1) r[l] = rmw(l);
-        vset(out, E, [&](uint32_t l) { return r[l]; });
-      }
+      atomic(s.op, space_name, E, addr, a, b, out, at);
       return E;
     }
     case Kind::SharedStore:
@@ -993,6 +1000,16 @@ void WarpRun::trap(const Stmt& s, Set E) {
       load(
           dst, "tail", E, Width::W32, [](uint32_t) { return 4u; }, pc(s, 0));
       return;
+    case TrapKind::AtomicLaneOut:
+    case TrapKind::AtomicWarpOut: {
+      vset(kTrapTemp, E, [&](uint32_t l) { return vr(1, l) << shift; });
+      const bool cas = is_cas(s.op);
+      atomic(
+          s.op, "out", E, [&](uint32_t l) { return vr(kTrapTemp, l); },
+          [&](uint32_t l) { return cas ? 0u : value(s.a, l, E); },
+          [&](uint32_t l) { return cas ? value(s.a, l, E) : 0u; }, dst, pc(s, 1));
+      return;
+    }
     case TrapKind::kCount:
       break;
   }

@@ -235,6 +235,25 @@ TEST(WarpEval, TrapsReportTheLowestActiveFailingLane) {
   EXPECT_EQ(o.event->addr, 4u);
   EXPECT_EQ(o.event->space, "tail");
   EXPECT_EQ(buffer(o, "tail"), std::vector<uint32_t>(6, 0));
+  // atom.lane.check: every active lane's address, the lowest bad one reported;
+  // atom.warp.check: only the lowest active lane's (v1 << 2: lanes 2.. past the end).
+  Stmt lane_atom = trap(TrapKind::AtomicLaneOut);
+  lane_atom.op = "atom.add";
+  lane_atom.a = I(5);
+  lane_atom.limit = 1;
+  o = evaluate(prog(8, 1, {if_(cmp("cmp.ge", Lane(), I(1)), {lane_atom})}));
+  EXPECT_EQ(o.event->name, "mem_out_of_bounds");
+  EXPECT_EQ(o.event->lane, 2);
+  EXPECT_EQ(o.event->addr, 32u);
+  EXPECT_EQ(buffer(o, "out"), std::vector<uint32_t>(8, 0));  // lane 1 acted on nothing
+  Stmt warp_atom = lane_atom;
+  warp_atom.slot = static_cast<int>(TrapKind::AtomicWarpOut);
+  warp_atom.op = "watom.add";
+  o = evaluate(prog(8, 1, {if_(cmp("cmp.ge", Lane(), I(1)), {warp_atom})}));
+  EXPECT_EQ(o.status, "completed");  // lane 1's word 16 only
+  o = evaluate(prog(8, 1, {if_(cmp("cmp.ge", Lane(), I(2)), {warp_atom})}));
+  EXPECT_EQ(o.event->name, "mem_out_of_bounds");
+  EXPECT_EQ(o.event->lane, 2);
 }
 
 // branch.mask.overflow: nesting that exactly fits completes; one entry less traps
