@@ -163,7 +163,7 @@ Kind choose_kind(const Ctx& c, int size) {
                                {o.raw && nest && c.counted < 2 ? 1u : 0u, Kind::CountedLoop},
                                {c.recurse_ok ? 2u : 0u, Kind::Recurse},
                                {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
-                               {c.traps ? 2u : 0u, Kind::Trap}});
+                               {c.traps ? 4u : 0u, Kind::Trap}});
   }
   uint32_t total = 0;
   for (const auto& k : kinds) total += k.first;
