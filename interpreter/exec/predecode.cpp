@@ -142,7 +142,9 @@ std::vector<BufferLayout> layout_buffers(const syntax::Program& p, const LaunchC
 namespace {
 
 // The i-th source operand slot of an instruction, in operand order.
-Src& source(Insn& in, int i) { return i == 0 ? in.a : i == 1 ? in.b : in.c; }
+Src& source(Insn& in, int i) {
+  return i == 0 ? in.a : i == 1 ? in.b : in.c;
+}
 
 Src to_src(const syntax::Value& v) {
   Src s;
@@ -316,7 +318,8 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
     }
     // A scalar destination with a per-lane source would read lane data as uniform.
     if ((in.dst_kind == DstKind::S || in.dst_kind == DstKind::Special) &&
-        info.family != isa::Family::ReadLane && (in.a.per_lane() || in.b.per_lane() || in.c.per_lane())) {
+        info.family != isa::Family::ReadLane &&
+        (in.a.per_lane() || in.b.per_lane() || in.c.per_lane())) {
       bad(s, "scalar destination with a per-lane source");
       return std::nullopt;
     }
