@@ -86,6 +86,14 @@ BENCHMARK_CAPTURE(BM_CheckPrograms, scheduler, "scheduler")
     ->Args({100, 0})
     ->Args({100, 40})
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_CheckPrograms, atomic_count, "atomic-count")
+    ->Args({100, 0})
+    ->Args({100, 40})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_CheckPrograms, atomic_broadcast, "atomic-broadcast")
+    ->Args({100, 0})
+    ->Args({100, 40})
+    ->Unit(benchmark::kMicrosecond);
 
 // The generation step alone (RapidCheck, serialised across threads): its share
 // of BM_CheckPrograms bounds what `simtspec fuzz --jobs N` can gain.

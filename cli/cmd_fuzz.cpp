@@ -40,9 +40,10 @@ void print_stats(const gen::FuzzResult& r) {
   for (const auto& [name, st] : r.stats)
     for (const auto& [k, n] : st.counters) all[k] += n;
   const std::pair<const char*, const char*> groups[] = {
-      {"kind:", "statement kinds"},    {"instr:", "instructions"},
-      {"operand:", "operand forms"},   {"launch:", "launch settings"},
-      {"status:", "outcome statuses"}, {"event:", "events"}};
+      {"kind:", "statement kinds"},         {"instr:", "instructions"},
+      {"operand:", "operand forms"},        {"launch:", "launch settings"},
+      {"status:", "outcome statuses"},      {"event:", "events"},
+      {"mutation:", "validator mutations"}, {"oracle:", "oracle counts"}};
   std::cout << "stats: constructs in the programs checked, over all invariants\n";
   for (const auto& [prefix, title] : groups) {
     std::cout << "  " << title << ":\n";
@@ -142,7 +143,7 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
   bool checked_nothing = false;
   for (const auto& [name, st] : r.stats) {
     char buf[200];
-    std::snprintf(buf, sizeof buf, "  %-13s %8llu programs  %3llu failed  %9.0f programs/s per job",
+    std::snprintf(buf, sizeof buf, "  %-16s %8llu programs  %3llu failed  %9.0f programs/s per job",
                   name.c_str(), static_cast<unsigned long long>(st.programs),
                   static_cast<unsigned long long>(st.failures),
                   st.seconds > 0 ? static_cast<double>(st.programs) / st.seconds : 0.0);
@@ -191,10 +192,9 @@ CLI::Validator seconds(bool zero_ok) {
 void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   auto a = std::make_shared<FuzzArgs>();
   auto* cmd = app.add_subcommand("fuzz", "check generated programs against the invariant oracles");
-  cmd->add_option(
-      "--invariant", a->invariant,
-      "sequential, structured, scheduler, snapshot, expansion, roundtrip, policy, livelock, "
-      "validator, differential or all (default)");
+  std::string names;
+  for (const auto& inv : gen::invariants()) names += inv.name + ", ";
+  cmd->add_option("--invariant", a->invariant, names + "or all (default)");
   a->o_seed = cmd->add_option("--seed", a->seed,
                               "base seed: program k uses seed + k (default: from the clock)");
   a->o_count = cmd->add_option("--count", a->count, "programs per invariant (default 200)");

@@ -154,6 +154,7 @@ Kind choose_kind(const Ctx& c, int size) {
                                {1, Kind::Vote},
                                {1, Kind::SharedStore},
                                {1, Kind::SharedLoad},
+                               {o.atomic_weight, Kind::Atomic},
                                {c.bar_ok ? 2u : 0u, Kind::Exchange},
                                {c.bar_ok ? 1u : 0u, Kind::Barrier},
                                {3, Kind::ScalarAlu},
@@ -162,7 +163,7 @@ Kind choose_kind(const Ctx& c, int size) {
                                {o.raw && nest && c.counted < 2 ? 1u : 0u, Kind::CountedLoop},
                                {c.recurse_ok ? 2u : 0u, Kind::Recurse},
                                {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
-                               {c.traps ? 2u : 0u, Kind::Trap}});
+                               {c.traps ? 4u : 0u, Kind::Trap}});
   }
   uint32_t total = 0;
   for (const auto& k : kinds) total += k.first;
@@ -237,6 +238,13 @@ Gen<Stmt> statement(Ctx c, int size) {
       case Kind::SharedLoad:
         s.slot = *g::inRange(0, 2);
         break;
+      case Kind::Atomic:
+        s.slot = *g::inRange(0, 3);
+        if (s.slot == kCounterSlot)
+          s.op = std::string(*g::element("atom.", "watom.")) + *g::elementOf(commutative_atomics());
+        else
+          s.op = *g::elementOf(atomic_ops());
+        break;
       case Kind::ScalarAlu:
         s.op = *g::elementOf(alu_ops());
         s.a = *uniform_operand(c);
@@ -308,7 +316,15 @@ Gen<Stmt> statement(Ctx c, int size) {
       }
       case Kind::Trap:
         s.slot = *g::inRange(0, static_cast<int>(TrapKind::kCount));
-        s.op = *g::element<std::string>("div", "div.u", "rem", "rem.u");
+        if (s.slot == static_cast<int>(TrapKind::AtomicLaneOut) ||
+            s.slot == static_cast<int>(TrapKind::AtomicWarpOut)) {
+          // The operation of the family the kind names (atom.lane.check, atom.warp.check).
+          const std::string op = *g::elementOf(atomic_ops());
+          s.op = (s.slot == static_cast<int>(TrapKind::AtomicLaneOut) ? "atom." : "watom.") +
+                 op.substr(op.find('.') + 1);
+        } else {
+          s.op = *g::element<std::string>("div", "div.u", "rem", "rem.u");
+        }
         s.limit = *g::inRange(0, 3);
         s.width = *g::element<Width>(Width::W32, Width::U16, Width::S16);
         break;
@@ -456,6 +472,7 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
   o.spin = invariant.spin;
   if (o.spin) o.exits = false;  // every warp reaches the spin (oracle.model.spin)
   o.small_mask_depth = invariant.small_mask_depth;
+  if (invariant.atomics) o.atomic_weight = 6;
   if (caps) {
     std::vector<uint32_t> waves;
     for (uint32_t w : o.waves)

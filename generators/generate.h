@@ -24,8 +24,9 @@ struct Options {
   // Trap statements, and mask/call depths at or one below what the program needs,
   // in single-warp programs (oracle.model.traps).
   bool traps = true;
-  bool raw = true;    // primitive forms of if and loops, jumps over dead code
-  bool spin = false;  // main ends with a loop that never ends (livelock oracle)
+  bool raw = true;             // primitive forms of if and loops, jumps over dead code
+  bool spin = false;           // main ends with a loop that never ends (livelock oracle)
+  uint32_t atomic_weight = 2;  // of atomic statements among the communicating ones
   // The wave sizes to choose from; the first ones are preferred when shrinking.
   std::vector<uint32_t> waves = {8, 4, 16, 32, 1, 2, 64};
   // SIMD widths a runner supports (empty: any); the program's simd is wave/1, /2 or /4.
@@ -34,7 +35,7 @@ struct Options {
 };
 
 // The generator version, recorded in the origin of regression files.
-inline constexpr int kGeneratorVersion = 2;
+inline constexpr int kGeneratorVersion = 3;
 
 rc::Gen<Program> program(const Options& o);
 

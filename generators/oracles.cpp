@@ -293,6 +293,146 @@ Check expansion(const Program& p, const std::string& text, OracleContext&) {
   return c;
 }
 
+// oracle.invariant.atomic_broadcast: a warp-wide atomic is the per-lane one in
+// the lowest active lane followed by a readlane broadcast (atom.warp).
+Check atomic_broadcast(const Program& p, const std::string&, OracleContext& ctx) {
+  Check c;
+  const bool has_warp_atomic = uses_warp_atomic(p);
+  c.counts["oracle:warp-atomic-programs"] = has_warp_atomic ? 1 : 0;
+  if (!has_warp_atomic) return c;
+  // The lowering nests one more if: both forms run with the default mask depth.
+  Program direct = p, lowered = p;
+  direct.mask_depth = lowered.mask_depth = 0;
+  lowered.lower_warp_atomics = true;
+  const std::string direct_text = print(direct), lowered_text = print(lowered);
+  auto a = load(direct_text, c);
+  if (!a) return c;
+  auto b = load(lowered_text, c);
+  if (!b) return c.message = "the lowered program does not load: " + c.message, c;
+  // The reference's outcome is the regression test's expectation; the
+  // implementation (the reference, or --runner) runs both forms.
+  c.expected = runners::to_model(Machine(a->program).run());
+  c.regression_text = direct_text;
+  if (!status_as_intended(direct, c.expected->status, "the program", c)) return c;
+  std::optional<model::Outcome> got = run_implementation(*a, direct_text, ctx, c);
+  if (!got) return c;
+  std::optional<model::Outcome> want = run_implementation(*b, lowered_text, ctx, c);
+  if (!want) return c;
+  std::string d = outcome_difference(
+      *want, *got, p, "with per-lane atomics in the lowest active lane and a readlane");
+  if (!d.empty()) c.ok = false, c.message = "with warp-wide atomics " + d;
+  return c;
+}
+
+// oracle.invariant.atomic_count: the counting atomics after each atomic
+// statement (Program::count_atomics) count exactly their participants, and
+// their old values are 0, 1, 2, ... in an order the spec allows.
+std::string count_problem(const model::Outcome& o, uint32_t threads, uint32_t gwarps,
+                          std::map<std::string, uint64_t>& counts) {
+  auto words = [&](const std::string& name) -> std::vector<uint32_t> {
+    for (const auto& b : o.buffers)
+      if (b.name == name) return std::vector<uint32_t>(b.values.begin(), b.values.end());
+    return {};
+  };
+  const std::vector<uint32_t> tally = words("tally"), lanes = words("lanes"),
+                              execs = words("execs"), lane_log = words("lane_log"),
+                              warp_log = words("warp_log");
+  if (tally.size() != 2 || lanes.size() != threads || execs.size() != 2 * gwarps ||
+      lane_log.size() != kCountLog || warp_log.size() != kCountLog)
+    return "the outcome lacks the counting buffers (tally, lanes, execs, lane_log, warp_log)";
+  uint64_t participants = 0, executions = 0;
+  for (uint32_t t : lanes) participants += t;
+  for (uint32_t g = 0; g < gwarps; ++g) executions += execs[2 * g + 1];
+  counts["oracle:lane-atomic-participants"] += participants;
+  counts["oracle:warp-atomic-executions"] += executions;
+  // [atom.lane] once per active lane; [atom.warp] once per warp with an active lane.
+  if (tally[0] != participants)
+    return "tally[0] is " + std::to_string(tally[0]) + " after per-lane atom.add of 1, but " +
+           std::to_string(participants) + " lanes took part (the sum of lanes[])";
+  if (tally[1] != executions)
+    return "tally[1] is " + std::to_string(tally[1]) + " after warp-wide watom.add of 1, but " +
+           std::to_string(executions) + " of them ran with an active lane (the sum of execs[odd])";
+  // The log holds an entry at every old value below the count (each old value
+  // returned once), nothing above; the last word collects the overflow.
+  auto filled = [&](const std::vector<uint32_t>& log, uint64_t n,
+                    const std::string& name) -> std::string {
+    for (uint32_t i = 0; i + 1 < kCountLog; ++i)
+      if ((log[i] != 0) != (i < n))
+        return name + "[" + std::to_string(i) + "] is " + std::to_string(log[i]) + " with " +
+               std::to_string(n) + " old values: " +
+               (i < n ? "no lane received old value " + std::to_string(i) +
+                            " (another one was returned twice)"
+                      : "an old value at or above the count was returned");
+    if ((log[kCountLog - 1] != 0) != (n >= kCountLog))
+      return name + " overflow word is wrong for " + std::to_string(n) + " old values";
+    return "";
+  };
+  if (auto d = filled(lane_log, participants, "lane_log"); !d.empty()) return d;
+  if (auto d = filled(warp_log, executions, "warp_log"); !d.empty()) return d;
+  // Per-lane: each warp's executions appear in its program order (ordinals 1, 2,
+  // ...), each as one contiguous run of old values in ascending lane order
+  // ([atom.lane.order]); a warp that completes its runs has them all.
+  std::vector<uint32_t> last(gwarps, 0);
+  const uint64_t logged = std::min<uint64_t>(participants, kCountLog - 1);
+  for (uint64_t i = 0; i < logged; ++i) {
+    const uint32_t e = lane_log[i], lane = (e & 127) - 1, g = (e >> 7) & 127, ord = e >> 14;
+    const std::string at = "lane_log[" + std::to_string(i) + "] (warp " + std::to_string(g) +
+                           ", execution " + std::to_string(ord) + ", lane " + std::to_string(lane) +
+                           ")";
+    if (g >= gwarps || lane >= threads) return at + " names no lane of the launch";
+    if (ord == last[g]) {
+      const uint32_t prev = i ? lane_log[i - 1] : 0;
+      if (i == 0 || (prev >> 7) != (e >> 7))
+        return at + ": the execution's old values are not contiguous";
+      if ((prev & 127) >= (e & 127))
+        return at + ": lanes of one execution are not in ascending order (previous lane " +
+               std::to_string((prev & 127) - 1) + ")";
+    } else if (ord != last[g] + 1) {
+      return at + ": the warp's previous execution in the log is " + std::to_string(last[g]);
+    } else {
+      last[g] = ord;
+    }
+  }
+  if (participants < kCountLog)
+    for (uint32_t g = 0; g < gwarps; ++g)
+      if (last[g] != execs[2 * g])
+        return "warp " + std::to_string(g) + " ran " + std::to_string(execs[2 * g]) +
+               " per-lane counting atomics with an active lane, the log shows " +
+               std::to_string(last[g]);
+  // Warp-wide: one old value per execution, the warp's in program order.
+  std::fill(last.begin(), last.end(), 0);
+  for (uint64_t i = 0; i < std::min<uint64_t>(executions, kCountLog - 1); ++i) {
+    const uint32_t e = warp_log[i], g = (e & 127) - 1, ord = e >> 7;
+    if (g >= gwarps || ord != last[g] + 1)
+      return "warp_log[" + std::to_string(i) + "] is " + std::to_string(e) +
+             ": expected the next execution of a warp (warp " + std::to_string(g) + ", execution " +
+             std::to_string(ord) + ")";
+    last[g] = ord;
+  }
+  return "";
+}
+
+Check atomic_count(const Program& p, const std::string&, OracleContext& ctx) {
+  Check c;
+  const bool atomics = uses(p, Kind::Atomic);
+  c.counts["oracle:atomic-programs"] = atomics ? 1 : 0;
+  if (!atomics) return c;
+  Program counted = p;
+  counted.count_atomics = true;
+  const std::string text = print(counted);
+  auto loaded = load(text, c);
+  if (!loaded) return c;
+  c.regression_text = text;
+  std::optional<model::Outcome> got = run_implementation(*loaded, text, ctx, c);
+  if (!got) return c;
+  // A regression test expects the reference's outcome of the counting program.
+  c.expected = ctx.runner ? runners::to_model(Machine(loaded->program).run()) : *got;
+  if (!status_as_intended(p, got->status, "the counting program", c)) return c;
+  std::string d = count_problem(*got, p.threads(), p.warps * p.workgroups, c.counts);
+  if (!d.empty()) c.ok = false, c.message = d;
+  return c;
+}
+
 // oracle.invariant.roundtrip
 Check roundtrip(const Program& p, const std::string& text, OracleContext&) {
   Check c;
@@ -382,6 +522,18 @@ const std::vector<Invariant>& invariants() {
       {.name = "snapshot", .clauses = {"exec.snapshot"}, .check = snapshot},
       {.name = "expansion", .clauses = {"branch.struct.expand"}, .check = expansion},
       {.name = "roundtrip", .clauses = {"syntax.print.roundtrip"}, .check = roundtrip},
+      {.name = "atomic-broadcast",
+       .clauses = {"atom.warp", "atom.lane", "xlane.readlane"},
+       .check = atomic_broadcast,
+       .traps = false,
+       .runner_optional = true,
+       .atomics = true},
+      {.name = "atomic-count",
+       .clauses = {"atom.lane", "atom.lane.order", "atom.warp", "atom.warp.empty"},
+       .check = atomic_count,
+       .traps = false,
+       .runner_optional = true,
+       .atomics = true},
       {.name = "policy",
        .clauses = {"exec.sched.round_robin", "exec.sched.lowest_pc_first",
                    "exec.sched.oldest_first", "exec.sched.random", "exec.step.order"},

@@ -66,14 +66,15 @@ struct Invariant {
   // With --runner, checks that implementation instead of the reference (against
   // its own oracle); without, the reference.
   bool runner_optional = false;
+  bool atomics = false;  // atomic statements are generated three times as often
 };
 
 // The status a generated program is meant to end with (oracle.invariant.status):
 // the structured evaluator's, or nothing when the program is outside its domain.
 std::optional<std::string> intended_status(const Program& p);
 
-// sequential, structured, scheduler, snapshot, expansion, roundtrip, differential,
-// policy, livelock, validator.
+// sequential, structured, scheduler, snapshot, expansion, roundtrip, atomic-broadcast,
+// atomic-count, policy, livelock, validator, differential.
 const std::vector<Invariant>& invariants();
 const Invariant* find_invariant(const std::string& name);
 

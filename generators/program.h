@@ -38,6 +38,19 @@ inline constexpr int kCountedPred = 8;   // p8: counted-loop back-edge condition
 inline constexpr int kRecursePred = 12;  // p12: recursion guard
 inline constexpr int kVotePred = 14;     // p14: vote results
 inline constexpr int kGuardPred = 15;    // p15: loop guards
+// The lowered warp-wide atomic (Program::lower_warp_atomics): v23 its operand, v22
+// the per-lane result, s21 the lowest active lane, s22/s23/s12 its computation,
+// p13 the lane test.
+inline constexpr int kLoweredResult = 22;
+inline constexpr int kLoweredPred = 13;
+// The counting instrumentation (Program::count_atomics, oracle.invariant.atomic_count):
+// v60 the counting atomic's old value, v61 this lane's participations, v62 the log
+// entry, v63 its byte address; s56 whether any lane is active, s57 an address,
+// s58 / s59 the warp's non-empty per-lane / warp-wide counting atomics so far.
+inline constexpr int kCountOld = 60;
+inline constexpr int kCountScalar = 56;
+// Entries of each log; old values at or above it all land in the last word.
+inline constexpr uint32_t kCountLog = 1024;
 // A function index for the context of main in the helpers below.
 inline constexpr int kMain = -1;
 
@@ -99,6 +112,9 @@ enum class TrapKind : uint8_t {
   NegativeAddress,  // ld dst, out[v1-4]: lane 0 of warp 0 wraps to 2^32 - 4
   MisalignedPast,   // ld{,.u16,.s16} dst, out[v1+size of out+1]: misaligned and past the end
   StraddleEnd,      // ld dst, tail[4]: a word whose first byte is in the 6-byte buffer tail
+  // Version 3:
+  AtomicLaneOut,  // shl v19, v1, 1 + limit; atom.OP dst, out[v19], A: every active lane checked
+  AtomicWarpOut,  // shl v19, v1, 1 + limit; watom.OP dst, out[v19], A: the lowest active lane only
   kCount
 };
 
@@ -136,9 +152,17 @@ enum class Kind : uint8_t {
   Nop,          // nop
   Trap,         // a statement that raises an event in some lanes (TrapKind in slot)
   Spin,         // loop (raw: L:) body; break !pt (raw: jmp L): never ends (livelock oracle)
+  // Version 3:
+  Atomic,  // [address as SharedStore;] atom.OP|watom.OP dst, shared[...], a (cas: 0, a)
   kCount
 };
 std::string_view kind_name(Kind k);
+
+// The atomic mnemonics Kind::Atomic chooses from (atom.*, watom.*), whether one
+// takes an operand (all but lock and unlock), and whether it is a compare-exchange.
+const std::vector<std::string>& atomic_ops();
+bool atomic_takes_operand(const std::string& op);
+bool is_cas(const std::string& op);
 
 struct Stmt {
   Kind kind = Kind::Alu;
@@ -180,6 +204,13 @@ struct Program {
   enum class InputForm : uint8_t { List, Iota, Fill } input_form = InputForm::List;
   // Line ends of the printed text (syntax.lex.lines): LF, CR LF or CR alone.
   enum class LineEnd : uint8_t { LF, CRLF, CR } line_end = LineEnd::LF;
+  // Prints each warp-wide atomic as the per-lane one restricted to the lowest
+  // active lane followed by a readlane broadcast (the atomic-broadcast oracle).
+  bool lower_warp_atomics = false;
+  // After each atomic statement, a counting atomic of the same family (atom.add or
+  // watom.add of 1 on `tally`) and the instructions that record its participants
+  // and old value (the atomic-count oracle).
+  bool count_atomics = false;
   std::vector<Stmt> main;
   std::vector<std::vector<Stmt>> functions;
   bool operator==(const Program&) const = default;
@@ -209,6 +240,20 @@ bool uses(const std::vector<Stmt>& b, Kind k);
 bool uses(const Program& p, Kind k);
 // Whether a trap statement of kind k appears in p.
 bool uses_trap(const Program& p, TrapKind k);
+// Whether a warp-wide atomic (watom.*) appears in p.
+bool uses_warp_atomic(const Program& p);
+// Whether an atomic on `counters` (slot kCounterSlot) appears in p.
+bool uses_counters(const Program& p);
+
+// Atomic statements with slot 2 update the buffer `counters`, shared by every
+// warp, with a commutative operation, one word per operation, and discard the old
+// value (into v22): the final memory does not depend on the schedule
+// ([exec.sched.independence] with atomics). The commutative suffixes, each
+// word's operation and initial value:
+const std::vector<std::string>& commutative_atomics();  // add, and, or, ... max.u
+int counter_word(const std::string& op);                // index into counters, or -1
+uint32_t counter_init(int word);
+inline constexpr int kCounterSlot = 2;
 // Number of statements, nested ones included.
 size_t statement_count(const Program& p);
 // Statements per kind, nested ones included.

@@ -129,14 +129,20 @@ std::vector<Program> simplifications(const Program& p) {
       auto& l = list_at(q, w);
       l.erase(l.begin() + static_cast<std::ptrdiff_t>(w.index));
     });
+  // which: 0 the body, 1 the else side, 2 the raw if's again side, 3 both sides of
+  // an if with an else one after the other (what matters may be on each side).
   for (const auto& w : stmts)
-    for (int which : {0, 1, 2})
+    for (int which : {0, 1, 2, 3})
       with([&](Program& q) {
         auto& l = list_at(q, w);
         Stmt s = l[w.index];
         if (s.body.empty() && s.other.empty() && s.again.empty()) return;
-        const auto& inner = which == 0 ? s.body : which == 1 ? s.other : s.again;
-        if (which == 1 && !s.has_else) return;
+        if ((which == 1 || which == 3) && !s.has_else) return;
+        std::vector<Stmt> inner = which == 0 ? s.body : which == 1 ? s.other : s.again;
+        if (which == 3) {
+          inner = s.body;
+          inner.insert(inner.end(), s.other.begin(), s.other.end());
+        }
         l.erase(l.begin() + static_cast<std::ptrdiff_t>(w.index));
         l.insert(l.begin() + static_cast<std::ptrdiff_t>(w.index), inner.begin(), inner.end());
       });
@@ -186,6 +192,7 @@ std::vector<Program> simplifications(const Program& p) {
             break;
           case Kind::SharedLoad:
           case Kind::Exchange:
+          case Kind::Atomic:
             s.kind = Kind::LoadScratch, s.slot = 0;
             break;
           case Kind::Shfl:

@@ -1,5 +1,7 @@
 #include "spec_alu.h"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <bit>
 #include <set>
@@ -115,6 +117,39 @@ std::optional<uint32_t> special(int32_t index, const Launch& l, uint32_t gwarp, 
     default:
       return std::nullopt;
   }
+}
+
+// atom.ops (table), atom.lock, atom.unlock.
+AtomicStep atomic(const std::string& op, uint32_t old, uint32_t a, uint32_t b) {
+  const std::string k = op.substr(op.find('.') + 1);  // the suffix after atom. / watom.
+  if (k == "lock") return old == 0 ? AtomicStep{1, 1} : AtomicStep{old, 0};
+  if (k == "unlock") return {0, old != 0 ? 1u : 0u};
+  uint32_t now = 0;
+  if (k == "add")
+    now = old + a;
+  else if (k == "sub")
+    now = old - a;
+  else if (k == "min")
+    now = static_cast<int32_t>(a) < static_cast<int32_t>(old) ? a : old;
+  else if (k == "max")
+    now = static_cast<int32_t>(a) > static_cast<int32_t>(old) ? a : old;
+  else if (k == "min.u")
+    now = a < old ? a : old;
+  else if (k == "max.u")
+    now = a > old ? a : old;
+  else if (k == "and")
+    now = old & a;
+  else if (k == "or")
+    now = old | a;
+  else if (k == "xor")
+    now = old ^ a;
+  else if (k == "xchg")
+    now = a;
+  else if (k == "cas")
+    now = old == a ? b : old;
+  else
+    throw std::logic_error("spec::atomic: unknown operation " + op);
+  return {now, old};
 }
 
 }  // namespace simt::gen::spec

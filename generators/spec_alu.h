@@ -24,6 +24,14 @@ uint32_t alu(const std::string& op, uint32_t a, uint32_t b);
 // alu.cmp: `cmp.C` of A and B.
 bool compare(const std::string& cmp, uint32_t a, uint32_t b);
 
+// atom.ops, atom.lock, atom.unlock: for an atomic mnemonic (atom.OP or watom.OP),
+// the word's new value from its old value and the operands A and B, and what the
+// destination receives.
+struct AtomicStep {
+  uint32_t word, result;
+};
+AtomicStep atomic(const std::string& op, uint32_t old, uint32_t a, uint32_t b);
+
 // state.special.*: the value of a uniform special register (an isa::Special
 // index) for the warp with global id `gwarp` of a launch, with exec `exec`.
 // Nothing for %lane, which is per-lane.

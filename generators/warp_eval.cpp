@@ -130,6 +130,35 @@ class WarpRun {
     }
   }
   uint32_t scalar_load(const std::string& name, Width wd, uint32_t addr, uint32_t at);
+  // atom.OP (atom.* or watom.*) on `name` with operands A = a(l), B = b(l); the
+  // destination's values into vector register d.
+  template <typename Addr, typename A, typename B>
+  void atomic(const std::string& op, const std::string& name, Set E, Addr addr, A a, B b, int d,
+              uint32_t at) {
+    auto& m = space(name);
+    auto rmw = [&](uint32_t l) {
+      const uint32_t ad = addr(l);
+      const spec::AtomicStep st = spec::atomic(op, load_le(m, ad, 4), a(l), b(l));
+      for (uint32_t i = 0; i < 4; ++i) m[ad + i] = static_cast<uint8_t>(st.word >> (8 * i));
+      return st.result;
+    };
+    if (op.starts_with("watom.")) {
+      // atom.warp, atom.warp.check, atom.warp.empty: once, for the lowest active lane.
+      if (E == 0) return;
+      const uint32_t l = static_cast<uint32_t>(std::countr_zero(E));
+      check(name, Set{1} << l, 4, addr, at);
+      const uint32_t r = rmw(l);
+      vset(d, E, [&](uint32_t) { return r; });
+    } else {
+      // atom.lane, atom.lane.check, atom.lane.order: every active lane is checked,
+      // then each acts in ascending order; results are written after all acted.
+      check(name, E, 4, addr, at);
+      std::array<uint32_t, 64> r{};
+      for (uint32_t l = 0; l < W_; ++l)
+        if ((E >> l) & 1) r[l] = rmw(l);
+      vset(d, E, [&](uint32_t l) { return r[l]; });
+    }
+  }
 
   // ---- statements ---------------------------------------------------------------------
   Set block(const std::vector<Stmt>& b, int fn, Set E, Depths d);
@@ -158,7 +187,8 @@ class Launch {
     const uint32_t threads = p.threads();
     // The buffers print(p) declares (oracle.model.print), each zero or its initialiser.
     const bool scratch = uses(p, Kind::StoreScratch) || uses(p, Kind::LoadScratch);
-    const bool shared = uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad);
+    const bool shared =
+        uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad) || uses(p, Kind::Atomic);
     if (!p.input.empty() && (uses(p, Kind::LoadInput) || uses(p, Kind::ScalarLoad))) {
       auto& in = buffers_["in"];
       in.assign(size_t{threads} * 4, 0);
@@ -169,6 +199,12 @@ class Launch {
     if (shared) declare("shared", size_t{p.warps} * p.workgroups * 16);
     declare("out", size_t{threads} * static_cast<size_t>(p.nregs) * 4);
     if (uses_trap(p, TrapKind::StraddleEnd)) declare("tail", 6);
+    if (uses_counters(p)) {
+      auto& m = buffers_["counters"];
+      m.assign(32, 0);
+      for (int k = 0; k < 8; ++k)
+        for (int b = 0; b < 4; ++b) m[4 * k + b] = static_cast<uint8_t>(counter_init(k) >> (8 * b));
+    }
     if (uses(p, Kind::Exchange)) slm_.assign(p.workgroups, std::vector<uint8_t>(p.warps * W_ * 4));
     const uint32_t n = p.warps * p.workgroups;
     warps_.resize(n);
@@ -216,7 +252,7 @@ class Launch {
       o.event = event_;
       r.status_only = n > 1;
     }
-    for (const char* name : {"scratch", "shared", "out", "tail"}) {
+    for (const char* name : {"scratch", "shared", "out", "tail", "counters"}) {
       auto it = buffers_.find(name);
       if (it == buffers_.end()) continue;
       const uint32_t size = std::string_view(name) == "tail" ? 1 : 4;  // tail is u8[6]
@@ -495,7 +531,8 @@ void WarpRun::run() {
     vset(0, E, [&](uint32_t l) { return l + w_.s[0]; });
     vset(1, E, [&](uint32_t l) { return vr(0, l) << 2; });
   }
-  if (uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad)) w_.s[3] = w_.gid * 16;
+  if (uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad) || uses(p, Kind::Atomic))
+    w_.s[3] = w_.gid * 16;
   if (uses(p, Kind::Exchange)) {
     const uint32_t span = p.warps * W_ * 4;
     if (p.workgroups == 1) {
@@ -722,6 +759,26 @@ Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
       vset(dst, E, [&](uint32_t l) { return (w_.p[kVotePred] >> l) & 1 ? 1u : 0u; });
       return E;
     }
+    case Kind::Atomic: {
+      int base = -1;
+      const bool counters = s.slot == kCounterSlot;
+      if (!counters && s.slot % 2) {  // the per-lane address of SharedStore
+        vset(kSharedTemp, E, [&](uint32_t l) { return value(s.b, l, E) & 3; });
+        vset(kSharedTemp, E, [&](uint32_t l) { return vr(kSharedTemp, l) << 2; });
+        vset(kSharedTemp, E, [&](uint32_t l) { return vr(kSharedTemp, l) + w_.s[3]; });
+        base = kSharedTemp;
+      }
+      const uint32_t word = counters ? 4 * static_cast<uint32_t>(counter_word(s.op)) : 0;
+      auto addr = [&](uint32_t l) { return counters ? word : base < 0 ? w_.s[3] : vr(base, l); };
+      const uint32_t at = pc(s, !counters && s.slot % 2 ? 3 : 0);
+      const std::string space_name = counters ? "counters" : "shared";
+      const int out = counters ? kLoweredResult : dst;  // counters: the old value is dropped
+      // Operands: A, and for cas the expected 0 then A.
+      auto a = [&](uint32_t l) { return is_cas(s.op) ? 0u : value(s.a, l, E); };
+      auto b = [&](uint32_t l) { return is_cas(s.op) ? value(s.a, l, E) : 0u; };
+      atomic(s.op, space_name, E, addr, a, b, out, at);
+      return E;
+    }
     case Kind::SharedStore:
     case Kind::SharedLoad: {
       int base = -1;
@@ -943,6 +1000,16 @@ void WarpRun::trap(const Stmt& s, Set E) {
       load(
           dst, "tail", E, Width::W32, [](uint32_t) { return 4u; }, pc(s, 0));
       return;
+    case TrapKind::AtomicLaneOut:
+    case TrapKind::AtomicWarpOut: {
+      vset(kTrapTemp, E, [&](uint32_t l) { return vr(1, l) << shift; });
+      const bool cas = is_cas(s.op);
+      atomic(
+          s.op, "out", E, [&](uint32_t l) { return vr(kTrapTemp, l); },
+          [&](uint32_t l) { return cas ? 0u : value(s.a, l, E); },
+          [&](uint32_t l) { return cas ? value(s.a, l, E) : 0u; }, dst, pc(s, 1));
+      return;
+    }
     case TrapKind::kCount:
       break;
   }

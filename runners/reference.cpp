@@ -122,7 +122,7 @@ class ReferenceRunner final : public Runner {
     }
     caps_.max_warps = exec::kMaxTotalWarps;
     for (exec::Policy p : exec::kAllPolicies) caps_.policies.emplace(exec::policy_name(p));
-    caps_.features = {"alu", "mem", "xlane", "bar", "branch"};
+    caps_.features = {"alu", "mem", "xlane", "bar", "branch", "watomic"};
     caps_.all_instructions = true;
     caps_.extras = {"validate", "livelock", "trace", "no_validate"};
   }

@@ -472,7 +472,8 @@ TEST_F(Cli, ReproduceCommandsWorkFromAnyDirectory) {
 TEST_F(Cli, FuzzDifferentialFindsEveryPlantedFault) {
   for (const char* fault :
        {"invert-all", "cbr-empty-taken", "readlane-off-by-one", "cmp-unsigned", "barrier-early",
-        "mask-overflow-late", "shfl-stale", "store-lowest-wins"}) {
+        "mask-overflow-late", "shfl-stale", "store-lowest-wins", "atom-broadcast-inactive",
+        "atom-warp-lane0", "atom-lane-descending"}) {
     SCOPED_TRACE(fault);
     const fs::path runner = dir() / (std::string(fault) + ".toml");
     const fs::path out = dir() / (std::string("regress_") + fault);

@@ -375,6 +375,35 @@ TEST(Examples, PrefixSumOutput) {
   }
 }
 
+// atom.lane, atom.lane.order: per-lane atomics lose no update; exactly one thread
+// per non-empty bin saw the old value 0.
+TEST(Examples, AtomicHistogramOutput) {
+  for (uint32_t wave : kWaves) {
+    auto r = run_example("atomic_histogram.simt", at_wave(wave));
+    ASSERT_EQ(r.status(), Status::Completed) << "wave " << wave;
+    std::vector<uint32_t> hist(8, 0);
+    for (uint32_t gid = 0; gid < wave * 4 * 2; ++gid) ++hist[std::popcount(gid) % 8];
+    EXPECT_EQ(out_words(r, "hist"), hist) << "wave " << wave;
+    const auto nonempty = static_cast<uint32_t>(
+        std::count_if(hist.begin(), hist.end(), [](uint32_t n) { return n != 0; }));
+    EXPECT_EQ(out_words(r, "firsts"), std::vector<uint32_t>{nonempty}) << "wave " << wave;
+  }
+  auto r = run_example("atomic_histogram.simt");
+  EXPECT_EQ(out_words(r, "hist"), (std::vector<uint32_t>{1, 6, 15, 20, 15, 6, 1, 0}));
+  EXPECT_EQ(out_words(r, "firsts"), std::vector<uint32_t>{7});
+}
+
+// atom.lock, atom.unlock, atom.warp: every warp updates the total exactly once,
+// under every policy (CompletedOutputsDoNotDependOnThePolicy runs the others).
+TEST(Examples, WarpLockOutput) {
+  for (uint32_t wave : kWaves) {
+    auto r = run_example("warp_lock.simt", at_wave(wave));
+    EXPECT_EQ(out_words(r, "total"), std::vector<uint32_t>{10}) << "wave " << wave;
+    EXPECT_EQ(out_words(r, "count"), std::vector<uint32_t>{4}) << "wave " << wave;
+    EXPECT_EQ(out_words(r, "lock"), std::vector<uint32_t>{0}) << "wave " << wave;
+  }
+}
+
 // ---- robustness: truncated and mutated examples -------------------------------------
 
 // Lines as the lexer counts them: "\n", "\r" and "\r\n" each end one line.

@@ -55,9 +55,17 @@ TEST(Faults, NoFaultMeansNoFailure) {
 // test about the behaviour the fault breaks.
 TEST(Faults, EverySemanticFaultIsFoundWithItsFirstDifference) {
   const std::map<std::string, std::string> fault_to_test = {
-      {"invert-all", "invert"}, {"cbr-empty-taken", "cbr"},     {"readlane-off-by-one", "readlane"},
-      {"cmp-unsigned", "cmp"},  {"barrier-early", "bar"},       {"mask-overflow-late", "overflow"},
-      {"shfl-stale", "shfl"},   {"store-lowest-wins", "store"},
+      {"invert-all", "invert"},
+      {"cbr-empty-taken", "cbr"},
+      {"readlane-off-by-one", "readlane"},
+      {"cmp-unsigned", "cmp"},
+      {"barrier-early", "bar"},
+      {"mask-overflow-late", "overflow"},
+      {"shfl-stale", "shfl"},
+      {"store-lowest-wins", "store"},
+      {"atom-broadcast-inactive", "atom.warp"},
+      {"atom-warp-lane0", "atom.warp"},
+      {"atom-lane-descending", "atom.lane"},
   };
   for (const auto& [fault, topic] : fault_to_test) {
     auto r = run_suite(fault);

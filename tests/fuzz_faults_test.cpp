@@ -150,14 +150,19 @@ TEST(FuzzBrokenRunner, CrashHangAndGarbageAreFailuresAndTheRunEnds) {
     }
 }
 
-const char* const kFaults[] = {"invert-all",   "cbr-empty-taken",  "readlane-off-by-one",
-                               "cmp-unsigned", "barrier-early",    "mask-overflow-late",
-                               "shfl-stale",   "store-lowest-wins"};
+const char* const kFaults[] = {"invert-all",      "cbr-empty-taken",     "readlane-off-by-one",
+                               "cmp-unsigned",    "barrier-early",       "mask-overflow-late",
+                               "shfl-stale",      "store-lowest-wins",   "atom-broadcast-inactive",
+                               "atom-warp-lane0", "atom-lane-descending"};
 
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (const char* inv : {"differential", "structured"})
     for (const char* f : kFaults) out.push_back({inv, f});
+  // The atomic invariants, with --runner, find the faults they are about.
+  out.push_back({"atomic-count", "atom-lane-descending"});
+  out.push_back({"atomic-broadcast", "atom-warp-lane0"});
+  out.push_back({"atomic-broadcast", "atom-broadcast-inactive"});
   return out;
 }
 

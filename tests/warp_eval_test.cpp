@@ -235,6 +235,25 @@ TEST(WarpEval, TrapsReportTheLowestActiveFailingLane) {
   EXPECT_EQ(o.event->addr, 4u);
   EXPECT_EQ(o.event->space, "tail");
   EXPECT_EQ(buffer(o, "tail"), std::vector<uint32_t>(6, 0));
+  // atom.lane.check: every active lane's address, the lowest bad one reported;
+  // atom.warp.check: only the lowest active lane's (v1 << 2: lanes 2.. past the end).
+  Stmt lane_atom = trap(TrapKind::AtomicLaneOut);
+  lane_atom.op = "atom.add";
+  lane_atom.a = I(5);
+  lane_atom.limit = 1;
+  o = evaluate(prog(8, 1, {if_(cmp("cmp.ge", Lane(), I(1)), {lane_atom})}));
+  EXPECT_EQ(o.event->name, "mem_out_of_bounds");
+  EXPECT_EQ(o.event->lane, 2);
+  EXPECT_EQ(o.event->addr, 32u);
+  EXPECT_EQ(buffer(o, "out"), std::vector<uint32_t>(8, 0));  // lane 1 acted on nothing
+  Stmt warp_atom = lane_atom;
+  warp_atom.slot = static_cast<int>(TrapKind::AtomicWarpOut);
+  warp_atom.op = "watom.add";
+  o = evaluate(prog(8, 1, {if_(cmp("cmp.ge", Lane(), I(1)), {warp_atom})}));
+  EXPECT_EQ(o.status, "completed");  // lane 1's word 16 only
+  o = evaluate(prog(8, 1, {if_(cmp("cmp.ge", Lane(), I(2)), {warp_atom})}));
+  EXPECT_EQ(o.event->name, "mem_out_of_bounds");
+  EXPECT_EQ(o.event->lane, 2);
 }
 
 // branch.mask.overflow: nesting that exactly fits completes; one entry less traps
@@ -346,6 +365,89 @@ RC_GTEST_PROP(WarpEvalProperty, BothOrdersMatchTheReference, ()) {
     RC_FAIL("reference " + show(ref) + "\nevaluator " + show(a.outcome) + "\n" + text);
   RC_CLASSIFY(p.warps * p.workgroups > 1, "several warps");
   RC_CLASSIFY(a.outcome.status != "completed", a.outcome.status);
+}
+
+}  // namespace
+// oracle.invariant.atomic_broadcast, atom.warp: the lowering has no warp-wide
+// atomic left and the reference gives both forms the same outcome, with lane 0
+// inactive, per-lane addresses that differ, and an %exec operand.
+TEST(AtomicBroadcast, LoweringKeepsTheOutcome) {
+  for (const char* op : {"watom.add", "watom.cas", "watom.lock", "watom.xchg"}) {
+    SCOPED_TRACE(op);
+    Stmt at;
+    at.kind = gen::Kind::Atomic;
+    at.op = op;
+    at.slot = 1;  // per-lane address from b
+    at.b = Lane();
+    at.a = Operand{Operand::K::Special, static_cast<int32_t>(isa::Special::ExecLo),
+                   gen::Notation::Dec};
+    Program p = prog(8, 2, {if_(cmp("cmp.ge", Lane(), I(1)), {at})});
+    Program low = p;
+    low.lower_warp_atomics = true;
+    const std::string direct = gen::print(p), lowered = gen::print(low);
+    EXPECT_NE(direct.find("watom."), std::string::npos);
+    EXPECT_EQ(lowered.find("watom."), std::string::npos) << lowered;
+    test::Run a = test::run(direct), b = test::run(lowered);
+    ASSERT_TRUE(a.ok() && b.ok()) << a.diags << b.diags;
+    EXPECT_TRUE(a.outcome->same_result(*b.outcome)) << lowered;
+    // The structured evaluator agrees with the reference on the direct form.
+    evaluate(p);
+  }
+}
+
+}  // namespace simt
+
+namespace simt {
+namespace {
+
+using namespace test::genb;
+
+gen::Stmt atomic(const std::string& op, int slot) {
+  gen::Stmt s;
+  s.kind = gen::Kind::Atomic;
+  s.op = op;
+  s.slot = slot;
+  s.a = gen::Operand{gen::Operand::K::Imm, 1, gen::Notation::Dec};
+  s.b = gen::Operand{gen::Operand::K::Lane, 0, gen::Notation::Dec};
+  return s;
+}
+
+// oracle.invariant.atomic_count, atom.lane, atom.warp, atom.warp.empty: on two
+// warps of 8 lanes, a per-lane atomic in lanes 3-7 inside a loop of 2, a warp-wide
+// one for every warp and one in an if no lane takes: 20 per-lane participants,
+// 2 warp-wide executions (the empty one does not count); the counting program's
+// outcome passes, and each counting buffer is what the clause says.
+TEST(AtomicCount, CountsParticipantsAndLogsOldValues) {
+  using gen::Program;
+  Program p = prog(8, 2,
+                   {loop(2, {if_(cmp("cmp.ge", Lane(), I(3)), {atomic("atom.add", 0)})}),
+                    atomic("watom.or", gen::kCounterSlot),
+                    if_(cmp("cmp.lt", Lane(), I(0)), {atomic("watom.add", 1)})});
+  p.warps = 2;
+  const gen::Invariant* inv = gen::find_invariant("atomic-count");
+  ASSERT_NE(inv, nullptr);
+  gen::OracleContext ctx;
+  gen::Check c = inv->check(p, gen::print(p), ctx);
+  EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_EQ(c.counts["oracle:lane-atomic-participants"], 20u);
+  EXPECT_EQ(c.counts["oracle:warp-atomic-executions"], 2u);
+  ASSERT_TRUE(c.expected.has_value());
+  auto buffer = [&](const std::string& name) {
+    for (const auto& b : c.expected->buffers)
+      if (b.name == name) return b.values;
+    return std::vector<int64_t>{};
+  };
+  EXPECT_EQ(buffer("tally"), (std::vector<int64_t>{20, 2}));
+  EXPECT_EQ(buffer("execs"), (std::vector<int64_t>{2, 1, 2, 1}));
+  // Warp 0's first execution (lanes 3-7, ordinal 1) has old values 0-4.
+  const std::vector<int64_t> log = buffer("lane_log");
+  ASSERT_EQ(log.size(), gen::kCountLog);
+  EXPECT_EQ(log[0], (1 << 14) + 0 * 128 + 3 + 1);
+  EXPECT_EQ(log[4], (1 << 14) + 0 * 128 + 7 + 1);
+  EXPECT_EQ(log[19] != 0 && log[20] == 0, true);
+  const std::string text = c.regression_text;
+  EXPECT_NE(text.find("atom.add v60, tally[0], 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("watom.add v60, tally[4], 1"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -211,22 +211,34 @@ inline isa::Event check_access(uint32_t addr, uint32_t size, size_t bytes) {
   return isa::Event::None;
 }
 
+// mem.check, atom.lane.check: the lowest active lane whose access of `size`
+// bytes at base(l) + offset is misaligned or out of bounds (lane -1 if none).
+struct LaneFault {
+  isa::Event ev = isa::Event::None;
+  int32_t lane = -1;
+  uint32_t addr = 0;
+};
+template <class Base>
+inline LaneFault first_bad_lane(uint64_t exec, const Base& base, uint32_t offset, uint32_t size,
+                                size_t bytes) {
+  LaneFault f;
+  lanes_each(exec, [&](uint32_t l) {
+    if (f.lane >= 0) return;
+    uint32_t addr = base(l) + offset;
+    isa::Event e = check_access(addr, size, bytes);
+    if (e != isa::Event::None) f = {e, static_cast<int32_t>(l), addr};
+  });
+  return f;
+}
+
 template <class S>
 struct LoadFam {
   template <bool BV>
   static Flow vec(Machine& m, WarpState& w, const Insn& in) {
     Reader<BV> base(m, w, in.a);
     const std::vector<uint8_t>& mem = m.space_bytes(w, in.space);
-    isa::Event ev = isa::Event::None;
-    int32_t bad = -1;
-    uint32_t bad_addr = 0;
-    lanes_each(w.exec, [&](uint32_t l) {
-      if (bad >= 0) return;
-      uint32_t addr = base(l) + in.offset;
-      isa::Event e = check_access(addr, S::size, mem.size());
-      if (e != isa::Event::None) ev = e, bad = static_cast<int32_t>(l), bad_addr = addr;
-    });
-    if (bad >= 0) return m.raise(w, ev, bad, bad_addr, in.space);
+    const LaneFault f = first_bad_lane(w.exec, base, in.offset, S::size, mem.size());
+    if (f.lane >= 0) return m.raise(w, f.ev, f.lane, f.addr, in.space);
     uint32_t* d = m.vreg(w, in.dst);
     lanes_each(w.exec, [&](uint32_t l) {
       uint32_t addr = base(l) + in.offset;
@@ -256,16 +268,8 @@ struct StoreFam {
     Reader<BV> base(m, w, in.a);
     Reader<VV> val(m, w, in.b);
     size_t bytes = m.space_bytes(w, in.space).size();
-    isa::Event ev = isa::Event::None;
-    int32_t bad = -1;
-    uint32_t bad_addr = 0;
-    lanes_each(w.exec, [&](uint32_t l) {
-      if (bad >= 0) return;
-      uint32_t addr = base(l) + in.offset;
-      isa::Event e = check_access(addr, S::size, bytes);
-      if (e != isa::Event::None) ev = e, bad = static_cast<int32_t>(l), bad_addr = addr;
-    });
-    if (bad >= 0) return m.raise(w, ev, bad, bad_addr, in.space);
+    const LaneFault f = first_bad_lane(w.exec, base, in.offset, S::size, bytes);
+    if (f.lane >= 0) return m.raise(w, f.ev, f.lane, f.addr, in.space);
     // mem.store.order: lanes write in ascending order; the highest lane wins.
     lanes_each(w.exec,
                [&](uint32_t l) { m.store(w, in.space, base(l) + in.offset, val(l), S::size); });
@@ -278,6 +282,66 @@ struct StoreFam {
     if (vv) return &run<false, true>;
     return &run<false, false>;
   }
+};
+
+// ---- atomics (atom.*) ----------------------------------------------------------------
+// A source read per lane or once, chosen at run time: atomics visit lanes one at a
+// time anyway (atom.lane.order), so one handler per operation serves every form.
+struct AnyReader {
+  const uint32_t* p;
+  uint32_t u;
+  AnyReader(Machine& m, WarpState& w, const Src& s)
+      : p(s.per_lane() ? m.lanes(w, s) : nullptr), u(s.per_lane() ? 0 : m.uniform(w, s)) {}
+  uint32_t operator()(uint32_t l) const { return p ? p[l] : u; }
+};
+
+// Reads the word at addr, stores S::apply(old, a, b) if it differs, returns the
+// destination's value (atom.ops, atom.lock, atom.unlock). addr is checked.
+template <class S>
+inline uint32_t rmw(Machine& m, WarpState& w, const Insn& in, uint32_t addr, uint32_t a,
+                    uint32_t b) {
+  const uint32_t old = read_le(m.space_bytes(w, in.space).data() + addr, 4);
+  const uint32_t now = S::apply(old, a, b);
+  if (now != old) m.store(w, in.space, addr, now, 4);
+  return S::result(old, now);
+}
+
+template <class S>
+struct AtomLaneFam {
+  // Operands: a = address base, b = A, c = B.
+  static Flow run(Machine& m, WarpState& w, const Insn& in) {
+    AnyReader base(m, w, in.a), a(m, w, in.b), b(m, w, in.c);
+    const size_t bytes = m.space_bytes(w, in.space).size();
+    // atom.lane.check: every active lane is checked before any acts.
+    const LaneFault f = first_bad_lane(w.exec, base, in.offset, 4, bytes);
+    if (f.lane >= 0) return m.raise(w, f.ev, f.lane, f.addr, in.space);
+    // atom.lane.order: ascending lanes, each seeing the ones before; every operand
+    // is read before vD is written (vD may be a source register).
+    alignas(16) uint32_t r[isa::kMaxWave];
+    lanes_each(w.exec,
+               [&](uint32_t l) { r[l] = rmw<S>(m, w, in, base(l) + in.offset, a(l), b(l)); });
+    uint32_t* d = m.vreg(w, in.dst);
+    lanes_each(w.exec, [&](uint32_t l) { d[l] = r[l]; });
+    return Flow::Next;
+  }
+  static Handler select(const Insn&) { return &run; }
+};
+
+template <class S>
+struct AtomWarpFam {
+  // atom.warp: once, for the lowest active lane, its address and operands only.
+  static Flow run(Machine& m, WarpState& w, const Insn& in) {
+    if (w.exec == 0) return Flow::Next;  // atom.warp.empty
+    const uint32_t l = static_cast<uint32_t>(std::countr_zero(w.exec));
+    const uint32_t addr = AnyReader(m, w, in.a)(l) + in.offset;
+    // atom.warp.check: lane l's address only.
+    isa::Event e = check_access(addr, 4, m.space_bytes(w, in.space).size());
+    if (e != isa::Event::None) return m.raise(w, e, static_cast<int32_t>(l), addr, in.space);
+    const uint32_t r = rmw<S>(m, w, in, addr, AnyReader(m, w, in.b)(l), AnyReader(m, w, in.c)(l));
+    lanes_pure(m, w, m.vreg(w, in.dst), [r](uint32_t) { return r; });
+    return Flow::Next;
+  }
+  static Handler select(const Insn&) { return &run; }
 };
 
 // ---- cross-lane (xlane.*) -----------------------------------------------------------

@@ -141,6 +141,11 @@ std::vector<BufferLayout> layout_buffers(const syntax::Program& p, const LaunchC
 
 namespace {
 
+// The i-th source operand slot of an instruction, in operand order.
+Src& source(Insn& in, int i) {
+  return i == 0 ? in.a : i == 1 ? in.b : in.c;
+}
+
 Src to_src(const syntax::Value& v) {
   Src s;
   switch (v.file) {
@@ -272,7 +277,7 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
         case isa::OperandKind::Src:
         case isa::OperandKind::VSrc:
         case isa::OperandKind::Lane:
-          (srcs++ == 0 ? in.a : in.b) = to_src(o.value);
+          source(in, srcs++) = to_src(o.value);
           break;
         case isa::OperandKind::Pred:
           if (preds++ == 0) {
@@ -297,7 +302,7 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
             in.space = it->second;
           }
           in.offset = static_cast<uint32_t>(o.offset);
-          (srcs++ == 0 ? in.a : in.b) = to_src(o.value);
+          source(in, srcs++) = to_src(o.value);
           break;
         }
         case isa::OperandKind::Label: {
@@ -313,7 +318,8 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
     }
     // A scalar destination with a per-lane source would read lane data as uniform.
     if ((in.dst_kind == DstKind::S || in.dst_kind == DstKind::Special) &&
-        info.family != isa::Family::ReadLane && (in.a.per_lane() || in.b.per_lane())) {
+        info.family != isa::Family::ReadLane &&
+        (in.a.per_lane() || in.b.per_lane() || in.c.per_lane())) {
       bad(s, "scalar destination with a per-lane source");
       return std::nullopt;
     }

@@ -57,7 +57,7 @@ struct Insn {
   bool na = false, nb = false;  // negated
   uint16_t space = kSpaceNone;  // buffer index, kSpaceSlm or kSpaceNone
   uint32_t dst = 0;
-  Src a, b;
+  Src a, b, c;          // sources in operand order (a memory operand's base is one)
   uint32_t offset = 0;  // memory byte offset (two's complement)
   uint32_t target = 0;  // branch target PC
 };

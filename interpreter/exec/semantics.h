@@ -191,6 +191,54 @@ using St32 = StoreOf<4>;
 using St8 = StoreOf<1>;
 using St16 = StoreOf<2>;
 
+// ---- atom.* : read-modify-write of a 32-bit word --------------------------------
+// apply(old, a, b) is the word's new value (atom.ops); result(old, new) is what the
+// destination receives: the old value, except for the lock operations.
+struct AtomRmw {
+  static uint32_t result(uint32_t old, uint32_t) { return old; }
+};
+struct AtomAdd : AtomRmw {  // atom.ops
+  static uint32_t apply(uint32_t old, uint32_t a, uint32_t) { return old + a; }
+};
+struct AtomSub : AtomRmw {
+  static uint32_t apply(uint32_t old, uint32_t a, uint32_t) { return old - a; }
+};
+struct AtomMinS : AtomRmw {
+  static uint32_t apply(uint32_t old, uint32_t a, uint32_t) { return MinS::apply(old, a); }
+};
+struct AtomMaxS : AtomRmw {
+  static uint32_t apply(uint32_t old, uint32_t a, uint32_t) { return MaxS::apply(old, a); }
+};
+struct AtomMinU : AtomRmw {
+  static uint32_t apply(uint32_t old, uint32_t a, uint32_t) { return old < a ? old : a; }
+};
+struct AtomMaxU : AtomRmw {
+  static uint32_t apply(uint32_t old, uint32_t a, uint32_t) { return old > a ? old : a; }
+};
+struct AtomAnd : AtomRmw {
+  static uint32_t apply(uint32_t old, uint32_t a, uint32_t) { return old & a; }
+};
+struct AtomOr : AtomRmw {
+  static uint32_t apply(uint32_t old, uint32_t a, uint32_t) { return old | a; }
+};
+struct AtomXor : AtomRmw {
+  static uint32_t apply(uint32_t old, uint32_t a, uint32_t) { return old ^ a; }
+};
+struct AtomXchg : AtomRmw {
+  static uint32_t apply(uint32_t, uint32_t a, uint32_t) { return a; }
+};
+struct AtomCas : AtomRmw {
+  static uint32_t apply(uint32_t old, uint32_t a, uint32_t b) { return old == a ? b : old; }
+};
+struct AtomLock {  // atom.lock: 0 -> 1; 1 if acquired
+  static uint32_t apply(uint32_t old, uint32_t, uint32_t) { return old == 0 ? 1 : old; }
+  static uint32_t result(uint32_t old, uint32_t) { return old == 0 ? 1 : 0; }
+};
+struct AtomUnlock {  // atom.unlock: -> 0; 1 if a lock was held
+  static uint32_t apply(uint32_t, uint32_t, uint32_t) { return 0; }
+  static uint32_t result(uint32_t old, uint32_t) { return old != 0 ? 1 : 0; }
+};
+
 // ---- xlane.* --------------------------------------------------------------------
 struct BallotLo {
   static constexpr int shift = 0;

@@ -1,5 +1,7 @@
 #include "isa/doc.h"
 
+#include <iterator>
+
 #include "isa/isa.h"
 
 namespace simt::doc {
@@ -21,9 +23,10 @@ std::string instruction_table() {
   std::string out =
       "| mnemonic | operands | family | feature | clause | summary |\n"
       "|---|---|---|---|---|---|\n";
-  static constexpr const char* kFamilies[] = {"unary", "binary",   "compare", "select",
-                                              "pred",  "load",     "store",   "ballot",
-                                              "vote",  "readlane", "shuffle", "control"};
+  static constexpr const char* kFamilies[] = {
+      "unary",  "binary", "compare",  "select",  "pred",        "load",        "store",
+      "ballot", "vote",   "readlane", "shuffle", "atomic.lane", "atomic.warp", "control"};
+  static_assert(std::size(kFamilies) == static_cast<size_t>(isa::Family::Control) + 1);
   for (const auto& row : isa::table()) {
     // Operands are named by kind; sources are lettered A, B, C and predicates
     // P, Q in the order they appear, as the spec chapters name them.

@@ -35,6 +35,8 @@ enum class Family : uint8_t {
   Vote,
   ReadLane,
   Shuffle,
+  AtomLane,
+  AtomWarp,
   Control
 };
 

@@ -1,4 +1,5 @@
 // simtspec-faulty: the reference with one named semantic fault (README.md).
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -117,6 +118,83 @@ Flow store_lowest_wins(Machine& m, WarpState& w, const Insn& in) {
   return Flow::Next;
 }
 
+// ---- atomics (atom.*): one generic faulty handler per family ----------------------
+struct AtomOps {
+  uint32_t (*apply)(uint32_t, uint32_t, uint32_t) = nullptr;
+  uint32_t (*result)(uint32_t, uint32_t) = nullptr;
+};
+template <class S>
+constexpr AtomOps atom_ops() {
+  if constexpr (requires { S::result(0u, 0u); })
+    return {&S::apply, &S::result};
+  else
+    return {};
+}
+namespace sem = simt::exec::sem;
+constexpr AtomOps kAtomOps[] = {
+#define X(id, mn, fam, sig, semantics, feat, clause, summary) atom_ops<semantics>(),
+#include "isa/instructions.def"
+#undef X
+};
+
+uint32_t operand(Machine& m, WarpState& w, const exec::Src& s, uint32_t l) {
+  return s.per_lane() ? m.lanes(w, s)[l] : m.uniform(w, s);
+}
+
+isa::Event word_check(uint32_t addr, size_t bytes) {
+  if (addr % 4) return isa::Event::MemMisaligned;
+  if (uint64_t{addr} + 4 > bytes) return isa::Event::MemOutOfBounds;
+  return isa::Event::None;
+}
+
+uint32_t rmw(Machine& m, WarpState& w, const Insn& in, uint32_t addr, uint32_t a, uint32_t b) {
+  const AtomOps& ops = kAtomOps[static_cast<size_t>(in.op)];
+  const auto& mem = m.space_bytes(w, in.space);
+  uint32_t old = 0;
+  for (uint32_t i = 0; i < 4; ++i) old |= uint32_t{mem[addr + i]} << (8 * i);
+  const uint32_t now = ops.apply(old, a, b);
+  if (now != old) m.store(w, in.space, addr, now, 4);
+  return ops.result(old, now);
+}
+
+// A warp-wide atomic: lane0 = true acts for lane 0 whether or not it is active;
+// all_lanes = true writes the result to inactive lanes too.
+template <bool Lane0, bool AllLanes>
+Flow watom_faulty(Machine& m, WarpState& w, const Insn& in) {
+  if (w.exec == 0) return Flow::Next;
+  const uint32_t l = Lane0 ? 0 : static_cast<uint32_t>(std::countr_zero(w.exec));  // wrong if Lane0
+  const uint32_t addr = operand(m, w, in.a, l) + in.offset;
+  isa::Event e = word_check(addr, m.space_bytes(w, in.space).size());
+  if (e != isa::Event::None) return m.raise(w, e, static_cast<int32_t>(l), addr, in.space);
+  const uint32_t r = rmw(m, w, in, addr, operand(m, w, in.b, l), operand(m, w, in.c, l));
+  uint32_t* d = m.vreg(w, in.dst);
+  for (uint32_t k = 0; k < m.wave(); ++k)
+    if (AllLanes || ((w.exec >> k) & 1)) d[k] = r;  // wrong if AllLanes
+  return Flow::Next;
+}
+
+// A per-lane atomic whose lanes act in descending order (wrong).
+Flow atom_descending(Machine& m, WarpState& w, const Insn& in) {
+  const size_t bytes = m.space_bytes(w, in.space).size();
+  for (uint32_t l = 0; l < m.wave(); ++l) {
+    if (!((w.exec >> l) & 1)) continue;
+    const uint32_t addr = operand(m, w, in.a, l) + in.offset;
+    isa::Event e = word_check(addr, bytes);
+    if (e != isa::Event::None) return m.raise(w, e, static_cast<int32_t>(l), addr, in.space);
+  }
+  uint32_t r[isa::kMaxWave];
+  for (int l = static_cast<int>(m.wave()) - 1; l >= 0; --l) {
+    if (!((w.exec >> l) & 1)) continue;
+    const auto u = static_cast<uint32_t>(l);
+    r[u] = rmw(m, w, in, operand(m, w, in.a, u) + in.offset, operand(m, w, in.b, u),
+               operand(m, w, in.c, u));
+  }
+  uint32_t* d = m.vreg(w, in.dst);
+  for (uint32_t l = 0; l < m.wave(); ++l)
+    if ((w.exec >> l) & 1) d[l] = r[l];
+  return Flow::Next;
+}
+
 // Replaces the handlers the fault affects; false if the fault is unknown.
 bool patch(const std::string& fault, exec::Program& p) {
   using isa::Op;
@@ -141,6 +219,12 @@ bool patch(const std::string& fault, exec::Program& p) {
       in.fn = &store_lowest_wins<2>;
     else if (fault == "store-lowest-wins" && in.op == Op::St8)
       in.fn = &store_lowest_wins<1>;
+    else if (fault == "atom-broadcast-inactive" && isa::info(in.op).family == isa::Family::AtomWarp)
+      in.fn = &watom_faulty<false, true>;
+    else if (fault == "atom-warp-lane0" && isa::info(in.op).family == isa::Family::AtomWarp)
+      in.fn = &watom_faulty<true, false>;
+    else if (fault == "atom-lane-descending" && isa::info(in.op).family == isa::Family::AtomLane)
+      in.fn = &atom_descending;
     else if (fault == "cmp-unsigned") {
       static const std::map<Op, Op> swap = {{Op::CmpLt, Op::CmpLtU},
                                             {Op::CmpLe, Op::CmpLeU},
@@ -163,6 +247,9 @@ bool patch(const std::string& fault, exec::Program& p) {
                                 "mask-overflow-late",
                                 "shfl-stale",
                                 "store-lowest-wins",
+                                "atom-broadcast-inactive",
+                                "atom-warp-lane0",
+                                "atom-lane-descending",
                                 "crash",
                                 "hang",
                                 "garbage"};
