@@ -25,6 +25,14 @@ std::string u32(uint32_t v) {
   return std::to_string(v) + "u";
 }
 
+// VkSubgroupFeatureFlagBits the translation uses (the values are Vulkan's).
+constexpr uint32_t kSubgroupBasic = 0x1, kSubgroupVote = 0x2, kSubgroupBallot = 0x8,
+                   kSubgroupShuffle = 0x10;
+
+// GLSL lines the translation may have (calls are inlined, so deep or recursive
+// calls multiply the program): beyond this the shader is refused.
+constexpr size_t kMaxLines = 200000;
+
 // One open structured statement: an if entry or a loop entry of the mask stack
 // (branch.mask.entry), emulated per invocation by bools named after `id`.
 struct Frame {
@@ -32,6 +40,65 @@ struct Frame {
   uint32_t id = 0;
   int32_t loop_id = -1;  // if entries: the innermost loop around them (-1: none)
 };
+
+// A memory space of an access: a buffer or the workgroup's slm.
+struct Space {
+  std::string w;       // the GLSL array of its words
+  std::string ints;    // buffers: the same words as ints (signed atomics)
+  uint32_t bytes = 0;  // its size (mem.check)
+  uint32_t index = 0;  // for events: index into exec::Program::buffers, or kSpaceSlm
+  bool slm = false;
+};
+
+// Atomic operations, the same for atom.* and watom.* (atom.ops).
+enum class AtomOp { Add, Sub, Min, Max, MinU, MaxU, And, Or, Xor, Xchg, Cas, Lock, Unlock };
+
+AtomOp atom_op(Op op) {
+  switch (op) {
+    case Op::AtomAdd:
+    case Op::WatomAdd:
+      return AtomOp::Add;
+    case Op::AtomSub:
+    case Op::WatomSub:
+      return AtomOp::Sub;
+    case Op::AtomMin:
+    case Op::WatomMin:
+      return AtomOp::Min;
+    case Op::AtomMax:
+    case Op::WatomMax:
+      return AtomOp::Max;
+    case Op::AtomMinU:
+    case Op::WatomMinU:
+      return AtomOp::MinU;
+    case Op::AtomMaxU:
+    case Op::WatomMaxU:
+      return AtomOp::MaxU;
+    case Op::AtomAnd:
+    case Op::WatomAnd:
+      return AtomOp::And;
+    case Op::AtomOr:
+    case Op::WatomOr:
+      return AtomOp::Or;
+    case Op::AtomXor:
+    case Op::WatomXor:
+      return AtomOp::Xor;
+    case Op::AtomXchg:
+    case Op::WatomXchg:
+      return AtomOp::Xchg;
+    case Op::AtomCas:
+    case Op::WatomCas:
+      return AtomOp::Cas;
+    case Op::AtomLock:
+    case Op::WatomLock:
+      return AtomOp::Lock;
+    case Op::AtomUnlock:
+    case Op::WatomUnlock:
+      return AtomOp::Unlock;
+    default:
+      break;
+  }
+  throw Unsupported{"an atomic the translator does not know"};
+}
 
 class Translator {
  public:
@@ -70,6 +137,7 @@ class Translator {
                         "allows " +
                         std::to_string(opt_.max_storage_buffers)};
     }
+    signed_.assign(prog_.buffers.size(), false);
     body();
     t.glsl = assemble();
     return t;
@@ -91,6 +159,24 @@ class Translator {
     if (prog_.size() > 60000) {
       // Keeps each warp's step count (at most kLoopBudget x the program size) in 32 bits.
       throw Unsupported{"programs of more than 60000 instructions"};
+    }
+    const struct {
+      uint32_t bit;
+      const char* name;
+    } ops[] = {{kSubgroupBasic, "basic"},
+               {kSubgroupVote, "vote"},
+               {kSubgroupBallot, "ballot"},
+               {kSubgroupShuffle, "shuffle"}};
+    for (const auto& o : ops) {
+      if (!(opt_.subgroup_operations & o.bit)) {
+        throw Unsupported{std::string("the device has no subgroup ") + o.name +
+                          " operations in compute shaders (the exec mask emulation needs them)"};
+      }
+    }
+    // The slm words plus the barrier counter.
+    if (uint64_t{(cfg_.slm + 3) / 4 * 4} + 16 > opt_.max_shared_memory) {
+      throw Unsupported{"slm of " + std::to_string(cfg_.slm) + " bytes exceeds the device's " +
+                        std::to_string(opt_.max_shared_memory) + " bytes of shared memory"};
     }
   }
 
@@ -184,8 +270,24 @@ class Translator {
 
   // ---- output ---------------------------------------------------------------
 
-  void line(const std::string& s) { code_ << std::string(indent_ * 2, ' ') << s << '\n'; }
+  void line(const std::string& s) {
+    if (++lines_ > kMaxLines) {
+      throw Unsupported{"the shader would exceed " + std::to_string(kMaxLines) +
+                        " lines (calls are inlined: deep or recursive calls multiply the program)"};
+    }
+    code_ << std::string(indent_ * 2, ' ') << s << '\n';
+  }
   void step() { line("steps += 1u;"); }  // exec.step: one committed step of this warp
+
+  // The warp raises an event and ends (exec.commit: nothing of the instruction is
+  // committed). `lane`, `addr` and `space` are GLSL expressions.
+  void raise(isa::Event e, const std::string& lane, const std::string& addr = "0u",
+             const std::string& space = "0u") {
+    line("raise_event(" + u32(static_cast<uint32_t>(e)) + ", " + u32(cur_pc_) + ", " + lane + ", " +
+         addr + ", " + space + ");");
+    line("finish();");
+    line("return;");
+  }
 
   std::string mnemonic(Op op) { return std::string(isa::info(op).mnemonic); }
 
@@ -193,43 +295,93 @@ class Translator {
 
   void body() {
     indent_ = 1;
-    pc_ = 0;
-    for (const auto& st : loaded_.ast.stmts) {
+    // Each statement's first PC in the expanded program (branch.struct.expand: a
+    // label takes none, endloop three, every other statement one).
+    const auto& stmts = loaded_.ast.stmts;
+    stmt_pc_.resize(stmts.size());
+    uint32_t pc = 0;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      stmt_pc_[i] = pc;
+      pc += stmts[i].kind == StmtKind::Label ? 0 : stmts[i].kind == StmtKind::EndLoop ? 3 : 1;
+    }
+    if (pc != prog_.size()) throw Unsupported{"the AST and the expanded program disagree"};
+    context(0, true);
+  }
+
+  // Translates the statements from index `i` along the fall-through path of one
+  // context (valid.flow.calls): the program's entry, which ends at an exit with no
+  // entry of its own open (valid.flow.end), or a called context, which ends at its
+  // `ret`. Without raw branches the path is the statements in order.
+  void context(size_t i, bool entry) {
+    const auto& stmts = loaded_.ast.stmts;
+    const size_t base = frames_.size();
+    auto own = [&](const char* what) {
+      if (frames_.size() <= base) {
+        throw Unsupported{std::string(what) +
+                          " closing a block its caller opened (possible only without flow "
+                          "validation)"};
+      }
+    };
+    for (; i < stmts.size(); ++i) {
+      const auto& st = stmts[i];
+      pc_ = stmt_pc_[i];
       switch (st.kind) {
         case StmtKind::Label:
-          break;  // only jmp/cbr/call use labels, and those are not translated
+          break;
         case StmtKind::Instr:
-          instr(at(st.op));
+          if (st.op == Op::Call) {
+            call_(at(Op::Call));
+          } else if (st.op == Op::Ret) {
+            at(Op::Ret);
+            line("// pc " + std::to_string(cur_pc_) + ": ret");
+            if (call_depth_ == 0) {
+              raise(isa::Event::CallUnderflow, "0xffffffffu");  // branch.ret
+              break;
+            }
+            if (frames_.size() != base) {
+              throw Unsupported{"ret with a structured block of the callee open"};
+            }
+            step();  // branch.ret: back to the instruction after the call
+            return;
+          } else {
+            instr(at(st.op));
+            // valid.flow.end: in the entry context, an exit with no entry open ends
+            // the warp (every live lane is active then).
+            if (st.op == Op::Exit && entry && frames_.empty()) return;
+          }
           break;
         case StmtKind::If:
           if_(at(Op::Push));
           break;
         case StmtKind::Else:
+          own("else");
           else_(at(Op::Invert));
           break;
         case StmtKind::EndIf:
+          own("endif");
           endif_(at(Op::Pop));
           break;
         case StmtKind::Loop:
           loop_(at(Op::LPush));
           break;
         case StmtKind::Break:
-          brk_cont(at(Op::Brk), false);
+          brk_cont(at(Op::Brk), false, base);
           break;
         case StmtKind::Continue:
-          brk_cont(at(Op::Cont), true);
+          brk_cont(at(Op::Cont), true, base);
           break;
         case StmtKind::EndLoop:
+          own("endloop");
           endloop_();
           break;
       }
     }
     // Falling through the end with live lanes (possible only without flow
     // validation, valid.flow.end): event.pc_range, a control event without lane.
+    cur_pc_ = static_cast<uint32_t>(prog_.size());
     line("// end of the program: event.pc_range");
-    line("raise_event(" + u32(static_cast<uint32_t>(isa::Event::PcRange)) + ", " +
-         u32(static_cast<uint32_t>(prog_.size())) + ", 0xffffffffu, 0u, 0u);");
-    line("finish();");
+    raise(isa::Event::PcRange, "0xffffffffu");
+    if (!entry) throw Unsupported{"a called context that runs past the end of the program"};
   }
 
   // The expanded instruction at the current PC, checked against the AST (the
@@ -268,7 +420,14 @@ class Translator {
       case F::Vote:
       case F::ReadLane:
       case F::Shuffle:
-        throw Unsupported{"cross-lane instruction `" + mnemonic(in.op) + "` (not translated yet)"};
+        xlane(in);
+        break;
+      case F::AtomLane:
+        atom_lane(in);
+        break;
+      case F::AtomWarp:
+        atom_warp(in);
+        break;
       case F::Control:
         control(in);
         return;  // control() counts its own step
@@ -336,11 +495,48 @@ class Translator {
       case Op::MaxU:
         e = "max(" + a + ", " + b + ")";
         break;
+      case Op::Div:
+      case Op::DivU:
+      case Op::Rem:
+      case Op::RemU:
+        divide(in, a, b);
+        return;
       default:
-        // div, div.u, rem, rem.u: alu.div.zero would need div_zero emulated.
-        throw Unsupported{"`" + mnemonic(in.op) + "` (division and div_zero not translated yet)"};
+        throw Unsupported{"`" + mnemonic(in.op) + "`"};
     }
     assign(in, e);
+  }
+
+  // alu.div, alu.rem, alu.div.zero. The helpers never divide by zero (a lane that
+  // is inactive may hold a zero divisor) nor compute -2^31 / -1 in hardware.
+  void divide(const Insn& in, const std::string& a, const std::string& b) {
+    const char* fn = in.op == Op::Div    ? "div_s"
+                     : in.op == Op::DivU ? "div_u"
+                     : in.op == Op::Rem  ? "rem_s"
+                                         : "rem_u";
+    line("{");
+    ++indent_;
+    line("uint x = " + a + ";");
+    line("uint y = " + b + ";");
+    if (in.dst_kind == DstKind::S) {
+      // alu.div.zero, scalar form: raised whatever exec is; the event has no lane.
+      line("if (y == 0u) {");
+      ++indent_;
+      raise(isa::Event::DivZero, "0xffffffffu");
+      --indent_;
+      line("}");
+    } else {
+      // The lowest active lane with a zero divisor (event.lane); none with no active lane.
+      line("uvec4 bad = subgroupBallot(act && y == 0u);");
+      line("if (bad != uvec4(0u)) {");
+      ++indent_;
+      raise(isa::Event::DivZero, "subgroupBallotFindLSB(bad)");
+      --indent_;
+      line("}");
+    }
+    assign(in, std::string(fn) + "(x, y)");
+    --indent_;
+    line("}");
   }
 
   // alu.cmp: bits of active lanes only.
@@ -409,75 +605,356 @@ class Translator {
     assign(in, e);
   }
 
-  // mem.address, mem.check, mem.load, mem.store, mem.store.order.
-  void memory(const Insn& in) {
-    bool store = isa::info(in.op).family == isa::Family::Store;
-    if (in.op != Op::Ld && in.op != Op::St) {
-      throw Unsupported{"sub-word memory access `" + mnemonic(in.op) + "` (not translated yet)"};
+  // ---- cross-lane ------------------------------------------------------------------
+
+  // xlane.*: subgroup ballots and shuffles in subgroup-uniform control flow. A source
+  // lane counts only if it is below wave and active (xlane.inactive); the shuffle's
+  // index is masked to the subgroup so that it is always defined.
+  void xlane(const Insn& in) {
+    const std::string w1 = u32(cfg_.wave - 1);
+    const std::string wv = u32(cfg_.wave);
+    switch (in.op) {
+      case Op::Ballot:  // xlane.ballot: scalar, whatever exec is
+        line(dst(in) + " = subgroupBallot(act && " + pred(in.pa, in.na) + ").x;");
+        return;
+      case Op::BallotHi:
+        line(dst(in) + " = subgroupBallot(act && " + pred(in.pa, in.na) + ").y;");
+        return;
+      case Op::VoteAny:  // xlane.vote: active lanes only
+        line("{ bool r = subgroupAny(act && " + pred(in.pa, in.na) + "); if (act) " + dst(in) +
+             " = r; }");
+        return;
+      case Op::VoteAll:
+        line("{ bool r = subgroupAll(!act || " + pred(in.pa, in.na) + "); if (act) " + dst(in) +
+             " = r; }");
+        return;
+      case Op::ReadLane:  // xlane.readlane: L is uniform
+        line("{");
+        ++indent_;
+        line("uint l = " + src(in.b) + ";");
+        line("uint v = subgroupShuffle(" + src(in.a) + ", l & " + w1 + ");");
+        line("bool on = l < " + wv + " && subgroupBallotBitExtract(subgroupBallot(act), l & " + w1 +
+             ");");
+        line(dst(in) + " = on ? v : 0u;");
+        --indent_;
+        line("}");
+        return;
+      case Op::Shfl:  // xlane.shfl: every lane reads before any writes
+      case Op::ShflXor:
+        line("{");
+        ++indent_;
+        line("uint i = " + std::string(in.op == Op::ShflXor ? "lane ^ " : "") + src(in.b) + ";");
+        line("uint v = subgroupShuffle(" + src(in.a) + ", i & " + w1 + ");");
+        // A shuffle of act, not subgroupBallotBitExtract: with an index that differs
+        // between invocations lavapipe's gave false for active lanes.
+        line("bool on = i < " + wv + " && subgroupShuffle(act, i & " + w1 + ");");
+        line("if (act) " + dst(in) + " = on ? v : 0u;");
+        --indent_;
+        line("}");
+        return;
+      default:
+        break;
     }
+    throw Unsupported{"cross-lane instruction `" + mnemonic(in.op) + "`"};
+  }
+
+  // ---- memory -----------------------------------------------------------------------
+
+  Space space(const Insn& in) {
+    Space s;
     if (in.space == exec::kSpaceSlm) {
-      throw Unsupported{"shared local memory (`" + mnemonic(in.op) +
-                        "` on slm, not translated yet)"};
+      // state.memory.slm: the workgroup's shared words.
+      uses_slm_ = true;
+      s.w = "slm";
+      s.bytes = cfg_.slm;
+      s.index = exec::kSpaceSlm;
+      s.slm = true;
+      return s;
     }
     if (in.space >= prog_.buffers.size())
       throw Unsupported{"a memory space the translator does not know"};
-    const uint32_t bytes = prog_.buffers[in.space].bytes;
-    const std::string buf = "b" + std::to_string(in.space) + ".w";
-    const std::string space = u32(in.space);
-    // The base operand of a store is in.a and its value in.b; a load's base is in.a.
+    s.w = "b" + std::to_string(in.space) + ".w";
+    s.ints = "b" + std::to_string(in.space) + "s.w";
+    s.bytes = prog_.buffers[in.space].bytes;
+    s.index = in.space;
+    return s;
+  }
+
+  // True when the access's address is a constant that passes mem.check.
+  static bool constant_ok(const Insn& in, const Space& sp, uint32_t n) {
     const Src& base = in.a;
+    if (base.kind != SrcKind::None && base.kind != SrcKind::Imm) return false;
+    uint32_t a = (base.kind == SrcKind::Imm ? base.imm : 0u) + in.offset;
+    return a % n == 0 && uint64_t{a} + n <= sp.bytes;
+  }
+
+  // mem.check for an access of n bytes at `a` (a GLSL variable): misaligned first,
+  // then out of bounds. `lanes`: every active lane is checked and the lowest failing
+  // one reported (event.lane); otherwise once per warp and without lane
+  // (mem.load.scalar). Proven absent for constant addresses.
+  void check_access(const Insn& in, const Space& sp, uint32_t n, bool lanes) {
+    if (constant_ok(in, sp, n)) return;
+    line("bool mis = (a & " + u32(n - 1) + ") != 0u;");
+    line(std::string("bool oob = ") + (sp.bytes < n ? "true" : "a > " + u32(sp.bytes - n)) + ";");
+    const std::string mis = u32(static_cast<uint32_t>(isa::Event::MemMisaligned));
+    const std::string oob = u32(static_cast<uint32_t>(isa::Event::MemOutOfBounds));
+    if (lanes) {
+      line("uvec4 bad = subgroupBallot(act && (mis || oob));");
+      line("if (bad != uvec4(0u)) {");
+      ++indent_;
+      line("uint l = subgroupBallotFindLSB(bad);");
+      line("raise_event(subgroupShuffle(mis, l) ? " + mis + " : " + oob + ", " + u32(cur_pc_) +
+           ", l, subgroupShuffle(a, l), " + u32(sp.index) + ");");
+    } else {
+      line("if (mis || oob) {");
+      ++indent_;
+      line("raise_event(mis ? " + mis + " : " + oob + ", " + u32(cur_pc_) + ", 0xffffffffu, a, " +
+           u32(sp.index) + ");");
+    }
+    line("finish();");
+    line("return;");
+    --indent_;
+    line("}");
+  }
+
+  // mem.consistency: later instructions of every lane of the warp see the stores.
+  void store_fence(const Space& sp) {
+    line(sp.slm ? "subgroupMemoryBarrierShared();" : "subgroupMemoryBarrierBuffer();");
+    line("subgroupBarrier();");
+  }
+
+  // mem.address, mem.check, mem.load, mem.store, mem.store.order.
+  void memory(const Insn& in) {
+    const bool store = isa::info(in.op).family == isa::Family::Store;
+    uint32_t n = 4;
+    switch (in.op) {
+      case Op::LdU8:
+      case Op::LdS8:
+      case Op::St8:
+        n = 1;
+        break;
+      case Op::LdU16:
+      case Op::LdS16:
+      case Op::St16:
+        n = 2;
+        break;
+      default:
+        break;
+    }
+    const Space sp = space(in);
     // Stores have no scalar form (mem.store): they run per active lane and their
     // events carry the lane even with a uniform address (event.lane).
     const bool lanes = store || in.dst_kind == DstKind::V;
     line("{");
     ++indent_;
-    line("uint a = " + src(base) + " + " + u32(in.offset) + ";");  // mem.address: wraps
-    // mem.check: misaligned first, then out of bounds; proven absent for constant addresses.
-    bool check = true;
-    if (base.kind == SrcKind::None || base.kind == SrcKind::Imm) {
-      uint32_t a = (base.kind == SrcKind::Imm ? base.imm : 0u) + in.offset;
-      check = a % 4 != 0 || uint64_t{a} + 4 > bytes;
-    }
-    if (check) {
-      line("bool mis = (a & 3u) != 0u;");
-      line(std::string("bool oob = ") + (bytes < 4 ? "true" : "a > " + u32(bytes - 4)) + ";");
-      const std::string mis = u32(static_cast<uint32_t>(isa::Event::MemMisaligned));
-      const std::string oob = u32(static_cast<uint32_t>(isa::Event::MemOutOfBounds));
-      if (lanes) {
-        // Every active lane is checked first; the lowest failing lane is reported (event.lane).
-        line("uvec4 bad = subgroupBallot(act && (mis || oob));");
-        line("if (bad != uvec4(0u)) {");
-        ++indent_;
-        line("uint l = subgroupBallotFindLSB(bad);");
-        line("raise_event(subgroupShuffle(mis, l) ? " + mis + " : " + oob + ", " + u32(cur_pc_) +
-             ", l, subgroupShuffle(a, l), " + space + ");");
+    line("uint a = " + src(in.a) + " + " + u32(in.offset) + ";");  // mem.address: wraps
+    check_access(in, sp, n, lanes);
+    const std::string word = sp.w + "[a >> 2]";
+    if (store) {
+      // mem.store.order: of the active lanes writing one location (same size, aligned:
+      // the same address), the highest one's value remains; the others do not write.
+      line("uint value = " + src(in.b) + ";");
+      line("bool loses = store_loses(a, act);");
+      if (n == 4) {
+        line("if (act && !loses) " + word + " = value;");
       } else {
-        // mem.load.scalar: once per warp whatever exec is; the event has no lane.
-        line("if (mis || oob) {");
+        // Sub-word: clear then set the bytes in the containing word, atomically, so
+        // that other lanes' and warps' bytes of the word are kept.
+        const std::string mask = n == 1 ? "0xffu" : "0xffffu";
+        line("uint sh = (a & 3u) * 8u;");
+        line("if (act && !loses) {");
         ++indent_;
-        line("raise_event(mis ? " + mis + " : " + oob + ", " + u32(cur_pc_) + ", 0xffffffffu, a, " +
-             space + ");");
+        line("atomicAnd(" + word + ", ~(" + mask + " << sh));");
+        line("atomicOr(" + word + ", (value & " + mask + ") << sh);");
+        --indent_;
+        line("}");
       }
+      store_fence(sp);
+    } else {
+      std::string e = word;
+      const std::string off = "int((a & 3u) * 8u)";
+      if (in.op == Op::LdU8 || in.op == Op::LdU16) {
+        e = "bitfieldExtract(" + word + ", " + off + ", " + std::to_string(n * 8) + ")";
+      } else if (in.op == Op::LdS8 || in.op == Op::LdS16) {
+        e = "uint(bitfieldExtract(int(" + word + "), " + off + ", " + std::to_string(n * 8) + "))";
+      }
+      assign(in, e);
+    }
+    --indent_;
+    line("}");
+  }
+
+  // ---- atomics ----------------------------------------------------------------------
+
+  // The GLSL atomic doing `op` on word `i` (a GLSL expression) of the space with
+  // operands x and y; its value is the old word.
+  std::string atomic_call(AtomOp op, const Space& sp, const std::string& i) {
+    const std::string w = sp.w + "[" + i + "]";
+    switch (op) {
+      case AtomOp::Add:
+        return "atomicAdd(" + w + ", x)";
+      case AtomOp::Sub:
+        return "atomicAdd(" + w + ", 0u - x)";
+      case AtomOp::MinU:
+        return "atomicMin(" + w + ", x)";
+      case AtomOp::MaxU:
+        return "atomicMax(" + w + ", x)";
+      case AtomOp::And:
+        return "atomicAnd(" + w + ", x)";
+      case AtomOp::Or:
+        return "atomicOr(" + w + ", x)";
+      case AtomOp::Xor:
+        return "atomicXor(" + w + ", x)";
+      case AtomOp::Xchg:
+        return "atomicExchange(" + w + ", x)";
+      case AtomOp::Cas:
+        return "atomicCompSwap(" + w + ", x, y)";
+      case AtomOp::Lock:  // atom.lock: compare-and-swap of 0 with 1
+        return "atomicCompSwap(" + w + ", 0u, 1u)";
+      case AtomOp::Unlock:  // atom.unlock: stores 0
+        return "atomicExchange(" + w + ", 0u)";
+      case AtomOp::Min:
+      case AtomOp::Max:
+        if (sp.slm) {
+          // Shared memory has one type: a compare-and-swap that reports losing it.
+          uses_slm_signed_ = true;
+          return std::string(op == AtomOp::Min ? "slm_smin" : "slm_smax") + "(" + i + ", x)";
+        }
+        signed_[sp.index] = true;
+        return "uint(" + std::string(op == AtomOp::Min ? "atomicMin" : "atomicMax") + "(" +
+               sp.ints + "[" + i + "], int(x)))";
+    }
+    return "0u";
+  }
+
+  // The word's new value from `old` (atom.ops).
+  static std::string new_value(AtomOp op) {
+    switch (op) {
+      case AtomOp::Add:
+        return "old + x";
+      case AtomOp::Sub:
+        return "old - x";
+      case AtomOp::Min:
+        return "uint(min(int(old), int(x)))";
+      case AtomOp::Max:
+        return "uint(max(int(old), int(x)))";
+      case AtomOp::MinU:
+        return "min(old, x)";
+      case AtomOp::MaxU:
+        return "max(old, x)";
+      case AtomOp::And:
+        return "old & x";
+      case AtomOp::Or:
+        return "old | x";
+      case AtomOp::Xor:
+        return "old ^ x";
+      case AtomOp::Xchg:
+        return "x";
+      case AtomOp::Cas:
+        return "old == x ? y : old";
+      case AtomOp::Lock:
+        return "old == 0u ? 1u : old";
+      case AtomOp::Unlock:
+        return "0u";
+    }
+    return "old";
+  }
+
+  // The destination's value from `old`: old, or the lock results (atom.lock, atom.unlock).
+  static std::string result(AtomOp op) {
+    if (op == AtomOp::Lock) return "(old == 0u ? 1u : 0u)";
+    if (op == AtomOp::Unlock) return "(old != 0u ? 1u : 0u)";
+    return "old";
+  }
+
+  void atom_operands(const Insn& in) {
+    line("uint a = " + src(in.a) + " + " + u32(in.offset) + ";");  // atom.address
+    line("uint x = " + src(in.b) + ";");
+    line("uint y = " + src(in.c) + ";");
+  }
+
+  // atom.lane, atom.lane.order, atom.lane.check: every active lane checked first;
+  // then one lane at a time, in ascending order, does its atomic (one GLSL atomic per
+  // lane, ordered by subgroup barriers), each seeing the memory left by the ones before.
+  void atom_lane(const Insn& in) {
+    const AtomOp op = atom_op(in.op);
+    const Space sp = space(in);
+    line("{");
+    ++indent_;
+    atom_operands(in);
+    check_access(in, sp, 4, true);
+    line("uint old = 0u;");
+    line("uvec4 am = subgroupBallot(act);");
+    for (uint32_t l = 0; l < cfg_.wave; ++l) {
+      line("if (subgroupBallotBitExtract(am, " + u32(l) + ")) {");
+      ++indent_;
+      line("if (lane == " + u32(l) + ") old = " + atomic_call(op, sp, "a >> 2") + ";");
+      store_fence(sp);
+      --indent_;
+      line("}");
+    }
+    if (cfg_.total_warps() > 1) {
+      // atom.step: no other warp acts between the lanes. Each active lane's next
+      // active lane on the same word must have seen this lane's new value; if not,
+      // another warp's atomic came between them.
+      line("uint nw = " + new_value(op) + ";");
+      line("bool found = false, seen_other = false;");
+      for (uint32_t d = 1; d < cfg_.wave; ++d) {
+        line(
+            "{ uint j = min(lane + " + u32(d) + ", " + u32(cfg_.wave - 1) + "); bool on = lane + " +
+            u32(d) + " < " + u32(cfg_.wave) +
+            " && subgroupShuffle(act, j); uint oa = subgroupShuffle(a, j); uint oo = "
+            "subgroupShuffle(old, j); if (!found && on && oa == a) { found = true; seen_other = oo "
+            "!= nw; } }");
+      }
+      line("if (subgroupAny(act && seen_other)) flag(" + u32(kFlagAtomicInterleaved) + ");");
+    }
+    line("if (act) " + dst(in) + " = " + result(op) + ";");
+    --indent_;
+    line("}");
+  }
+
+  // atom.warp, atom.warp.check, atom.warp.empty: once, for the lowest active lane,
+  // with its address and operands; the old value goes to every active lane.
+  void atom_warp(const Insn& in) {
+    const AtomOp op = atom_op(in.op);
+    const Space sp = space(in);
+    line("{");
+    ++indent_;
+    atom_operands(in);
+    line("uvec4 am = subgroupBallot(act);");
+    line("if (am != uvec4(0u)) {");
+    ++indent_;
+    line("uint l = subgroupBallotFindLSB(am);");
+    line("uint la = subgroupShuffle(a, l);");
+    if (!constant_ok(in, sp, 4)) {
+      line("bool mis = (la & 3u) != 0u;");
+      line(std::string("bool oob = ") + (sp.bytes < 4 ? "true" : "la > " + u32(sp.bytes - 4)) +
+           ";");
+      line("if (mis || oob) {");
+      ++indent_;
+      line("raise_event(mis ? " + u32(static_cast<uint32_t>(isa::Event::MemMisaligned)) + " : " +
+           u32(static_cast<uint32_t>(isa::Event::MemOutOfBounds)) + ", " + u32(cur_pc_) +
+           ", l, la, " + u32(sp.index) + ");");
       line("finish();");
       line("return;");
       --indent_;
       line("}");
     }
-    if (store) {
-      // mem.store.order: of the active lanes writing one word, the highest one's value
-      // remains; the others do not write (GLSL leaves simultaneous writes unordered).
-      line("uint value = " + src(in.b) + ";");
-      line("bool loses = store_loses(a, act);");
-      line("if (act && !loses) " + buf + "[a >> 2] = value;");
-      // mem.consistency: later instructions of every lane of the warp see the store.
-      line("subgroupMemoryBarrierBuffer();");
-      line("subgroupBarrier();");
-    } else {
-      assign(in, buf + "[a >> 2]");
-    }
+    line("x = subgroupShuffle(x, l);");
+    line("y = subgroupShuffle(y, l);");
+    line("uint old = 0u;");
+    line("if (lane == l) old = " + atomic_call(op, sp, "la >> 2") + ";");
+    line("old = subgroupShuffle(old, l);");
+    store_fence(sp);
+    line("if (act) " + dst(in) + " = " + result(op) + ";");
+    --indent_;
+    line("}");
     --indent_;
     line("}");
   }
+
+  // ---- control ----------------------------------------------------------------------
 
   void control(const Insn& in) {
     switch (in.op) {
@@ -497,22 +974,90 @@ class Translator {
         --indent_;
         line("}");
         return;
+      case Op::Bar:
+        bar();
+        return;
       default:
         break;
     }
-    // Labels, jumps, calls and explicit mask-stack instructions: only the structured
-    // statements are translated.
+    // Jumps and explicit mask-stack instructions: only the structured statements are
+    // translated.
     throw Unsupported{"branch primitive `" + mnemonic(in.op) +
                       "` (only structured if/else/endif and loop/endloop are translated)"};
   }
 
-  void push_frame(Frame f) {
+  // bar.arrive, bar.release, bar.exited, bar.divergent: executed by the warp whatever
+  // exec is. With one warp per workgroup the barrier releases at once. Otherwise each
+  // arrival adds one to the workgroup's shared counter before a barrier(); every warp
+  // of the workgroup is then at a barrier() either arriving at a `bar` or, once it has
+  // ended, in drain() (which keeps attending the barriers). After the barrier() each
+  // reads the counter (a second barrier() keeps the next round's arrivals out of the
+  // read): if fewer than `warps` warps arrived in this round, some warp ended before
+  // arriving, the barrier can never complete and the arriving warps are blocked
+  // (exec.status.deadlock). Memory written before the barrier is visible after it.
+  void bar() {
+    step();  // bar.arrive is a step, also when the barrier never completes
+    if (cfg_.warps == 1) return;
+    uses_bar_ = true;
+    line("if (subgroupElect()) atomicAdd(bar_arrived, 1u);");
+    line("memoryBarrierShared();");
+    line("memoryBarrierBuffer();");
+    line("barrier();");
+    line("{");
+    ++indent_;
+    line("uint at = bar_arrived;");
+    line("barrier();");
+    line("uint arrived = at - bar_seen;");
+    line("bar_seen = at;");
+    line("if (arrived != " + u32(cfg_.warps) + ") {  // bar.exited: blocked forever");
+    ++indent_;
+    line("if (subgroupElect()) atomicAdd(ctl.w[" + u32(kCtlBlocked) + "], 1u);");
+    line("finish();");
+    line("return;");
+    --indent_;
+    line("}");
+    --indent_;
+    line("}");
+  }
+
+  // branch.call: inlined. The PC stack's depth is the static depth of inlining, so
+  // call_overflow is raised where the reference raises it (recursion included: without
+  // raw branches every call runs whatever exec is, so recursion always reaches it
+  // unless the warp ends first).
+  void call_(const Insn& in) {
+    line("// pc " + std::to_string(cur_pc_) + ": " + prog_.text[cur_pc_]);
+    if (call_depth_ >= cfg_.call_depth) {
+      raise(isa::Event::CallOverflow, "0xffffffffu");
+      return;
+    }
+    step();
+    const auto& stmts = loaded_.ast.stmts;
+    size_t target = stmts.size();
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      if (stmt_pc_[i] == in.target && stmts[i].kind != StmtKind::Label) {
+        target = i;
+        break;
+      }
+    }
+    if (target == stmts.size()) {
+      throw Unsupported{"a call whose target is not the start of a statement"};
+    }
+    const size_t saved_pc = pc_;
+    ++call_depth_;
+    context(target, false);
+    --call_depth_;
+    pc_ = saved_pc;
+  }
+
+  // branch.mask.overflow: the static depth of the structured statements (inlined
+  // callees included) is the mask stack's depth.
+  bool push_frame(Frame f) {
     frames_.push_back(f);
     if (frames_.size() > cfg_.mask_depth) {
-      // branch.mask.overflow would be raised; not emulated.
-      throw Unsupported{"structured statements nested deeper than mask_depth " +
-                        std::to_string(cfg_.mask_depth) + " (mask_overflow)"};
+      raise(isa::Event::MaskOverflow, "0xffffffffu");
+      return false;
     }
+    return true;
   }
 
   int32_t innermost_loop() const {
@@ -526,12 +1071,12 @@ class Translator {
     Frame f{false, next_id_++, innermost_loop()};
     std::string id = std::to_string(f.id);
     line("// pc " + std::to_string(cur_pc_) + ": " + prog_.text[cur_pc_] + " (if)");
+    push_frame(f);
     std::string p = pred(in.pa, in.na);
     line("bool saved" + id + " = act;");
     line("bool other" + id + " = act && !" + p + ";");
     line("act = act && " + p + ";");
     step();
-    push_frame(f);
   }
 
   // branch.invert: exchange exec with the entry's other side. The other side's
@@ -577,6 +1122,7 @@ class Translator {
     Frame f{true, next_id_++, -1};
     std::string id = std::to_string(f.id);
     line("// pc " + std::to_string(cur_pc_) + ": lpush (loop)");
+    push_frame(f);
     line("bool saved" + id + " = act;");
     line("bool broke" + id + " = false;");
     line("bool cont" + id + " = false;");
@@ -589,17 +1135,23 @@ class Translator {
     line("iters += 1u;");
     line("if (steps >= " + u32(step_cap()) + ") { flag(" + u32(kFlagStepBudget) +
          "); finish(); return; }");
-    push_frame(f);
   }
 
   uint32_t step_cap() const {
     return static_cast<uint32_t>(std::min<uint64_t>(cfg_.max_steps, 0xffffffffu));
   }
 
-  // branch.brk / branch.cont on the innermost loop (branch.loop.find).
-  void brk_cont(const Insn& in, bool cont) {
-    int32_t j = innermost_loop();
-    if (j < 0) throw Unsupported{"break or continue outside a loop"};
+  // branch.brk / branch.cont on the innermost loop (branch.loop.find), which must
+  // belong to the context (valid.flow.pop).
+  void brk_cont(const Insn& in, bool cont, size_t base) {
+    int32_t j = -1;
+    for (size_t k = frames_.size(); k > base; --k) {
+      if (frames_[k - 1].loop) {
+        j = static_cast<int32_t>(frames_[k - 1].id);
+        break;
+      }
+    }
+    if (j < 0) throw Unsupported{"break or continue outside a loop of its context"};
     std::string id = std::to_string(j);
     line("// pc " + std::to_string(cur_pc_) + ": " + prog_.text[cur_pc_]);
     line("{");
@@ -643,6 +1195,7 @@ class Translator {
   std::string assemble() {
     std::ostringstream o;
     const uint32_t w = cfg_.wave;
+    const uint32_t local = w * cfg_.warps;
     o << "#version 450\n"
          "#extension GL_KHR_shader_subgroup_basic : require\n"
          "#extension GL_KHR_shader_subgroup_vote : require\n"
@@ -650,29 +1203,62 @@ class Translator {
          "#extension GL_KHR_shader_subgroup_shuffle : require\n"
       << "// simtspec program translated by runners/vulkan/translate.cpp: wave " << w << ", warps "
       << cfg_.warps << ", workgroups " << cfg_.workgroups << "\n"
-      << "layout(local_size_x = " << w * cfg_.warps << ") in;\n"
+      << "layout(local_size_x = " << local << ") in;\n"
       << "layout(std430, set = 0, binding = 0) coherent buffer Control { uint w[]; } ctl;\n";
     for (size_t i = 0; i < prog_.buffers.size(); ++i) {
       o << "layout(std430, set = 0, binding = " << i + 1 << ") coherent buffer Buffer" << i
         << " { uint w[]; } b" << i << ";  // " << prog_.buffers[i].name << "\n";
+      if (signed_[i]) {
+        // The same words as ints, for the signed atomics (atom.min, atom.max).
+        o << "layout(std430, set = 0, binding = " << i + 1 << ") coherent buffer BufferS" << i
+          << " { int w[]; } b" << i << "s;\n";
+      }
+    }
+    const uint32_t slm_words = (cfg_.slm + 3) / 4;
+    if (uses_slm_)
+      o << "shared uint slm[" << std::max(1u, slm_words) << "];  // state.memory.slm\n";
+    if (uses_bar_) {
+      o << "shared uint bar_arrived;  // arrivals at the workgroup's barriers so far\n"
+           "uint bar_seen = 0u;  // bar_arrived after the previous round\n";
     }
     o << "uint steps = 0u;  // steps this warp committed (the same in all its invocations)\n"
          "uint iters = 0u;  // loop entries and iterations, against kLoopBudget\n"
          "uint gwarp;\n"
+         "uint lane;\n"
          "\n"
-         "// The warp ends (done, an event or a budget): its step count for decode_control.\n"
+         "void flag(uint bit) {\n"
+         "  if (subgroupElect()) atomicOr(ctl.w["
+      << kCtlFlags << "], bit);\n"
+      << "}\n";
+    if (uses_bar_) {
+      // A warp that ended keeps attending its workgroup's barriers (so that the others'
+      // rounds see it as ended, bar.exited) until every warp has ended: a round in which
+      // no warp arrived.
+      o << "void drain() {\n"
+           "  while (true) {\n"
+        << "    if (iters >= " << kLoopBudget << "u) { flag(" << kFlagLoopBudget
+        << "u); return; }\n"
+        << "    iters += 1u;\n"
+           "    memoryBarrierShared();\n"
+           "    memoryBarrierBuffer();\n"
+           "    barrier();\n"
+           "    uint at = bar_arrived;\n"
+           "    barrier();\n"
+           "    uint arrived = at - bar_seen;\n"
+           "    bar_seen = at;\n"
+           "    if (arrived == 0u) return;\n"
+           "  }\n"
+           "}\n";
+    }
+    o << "// The warp ends (done, an event, a budget or blocked): its step count for "
+         "decode_control.\n"
          "void finish() {\n"
          "  if (subgroupElect()) {\n"
       << "    ctl.w[" << kCtlWarpSteps << "u + gwarp] = steps;\n"
       << "    atomicAdd(ctl.w[" << kCtlWarpsEnded << "], 1u);\n"
       << "  }\n"
-         "}\n"
-         "void flag(uint bit) {\n"
-         "  if (subgroupElect()) atomicOr(ctl.w["
-      << kCtlFlags
-      << "], bit);\n"
-         "}\n"
-         "// An event (events.md): the first one raised in the launch is recorded.\n"
+      << "}\n"
+      << "// An event (events.md): the first one raised in the launch is recorded.\n"
          "void raise_event(uint code, uint pc, uint lane, uint addr, uint space) {\n"
          "  if (subgroupElect()) {\n"
       << "    atomicAdd(ctl.w[" << kCtlEvents << "], 1u);\n"
@@ -690,10 +1276,35 @@ class Translator {
          "uint mulhi_s(uint a, uint b) { int hi, lo; imulExtended(int(a), int(b), hi, lo); "
          "return uint(hi); }\n"
          "uint mulhi_u(uint a, uint b) { uint hi, lo; umulExtended(a, b, hi, lo); return hi; }\n"
-         "// mem.store.order: true when a higher active lane stores to the same word.\n"
+         "// alu.div, alu.rem: on magnitudes, so -2^31 / -1 is -2^31 and -2^31 rem -1 is 0;\n"
+         "// a zero divisor (an inactive lane's) gives 0 instead of undefined behaviour.\n"
+         "uint div_u(uint a, uint b) { return b == 0u ? 0u : a / b; }\n"
+         "uint rem_u(uint a, uint b) { return b == 0u ? 0u : a % b; }\n"
+         "uint div_s(uint a, uint b) {\n"
+         "  if (b == 0u) return 0u;\n"
+         "  uint ua = int(a) < 0 ? 0u - a : a;\n"
+         "  uint ub = int(b) < 0 ? 0u - b : b;\n"
+         "  uint q = ua / ub;\n"
+         "  return ((a ^ b) & 0x80000000u) != 0u ? 0u - q : q;\n"
+         "}\n"
+         "uint rem_s(uint a, uint b) { return b == 0u ? 0u : a - b * div_s(a, b); }\n";
+    if (uses_slm_signed_) {
+      o << "// atom.min / atom.max on slm: one compare-and-swap; losing it to another warp\n"
+           "// (not seen on lavapipe, which runs a workgroup's subgroups one at a time between\n"
+           "// barriers) is reported.\n";
+      for (const char* m : {"min", "max"}) {
+        o << "uint slm_s" << m << "(uint i, uint x) {\n"
+          << "  uint old = slm[i];\n"
+          << "  uint prev = atomicCompSwap(slm[i], old, uint(" << m << "(int(old), int(x))));\n"
+          << "  if (prev != old) atomicOr(ctl.w[" << kCtlFlags << "], " << kFlagSlmContention
+          << "u);\n"
+          << "  return prev;\n"
+          << "}\n";
+      }
+    }
+    o << "// mem.store.order: true when a higher active lane stores to the same address.\n"
          "// Unrolled (no loop: loops count against lavapipe's cap); called in uniform flow.\n"
          "bool store_loses(uint a, bool act) {\n"
-         "  uint lane = gl_SubgroupInvocationID;\n"
          "  bool loses = false;\n";
     for (uint32_t d = 1; d < w; ++d) {
       o << "  { uint l = min(lane + " << d << "u, " << w - 1
@@ -703,20 +1314,44 @@ class Translator {
     }
     o << "  return loses;\n"
          "}\n"
-         "\n"
-         "void main() {\n"
-         "  uint lane = gl_SubgroupInvocationID;\n"
-         "  uint warp = gl_SubgroupID;\n"
-         "  uint wg = gl_WorkGroupID.x;\n"
-      << "  gwarp = wg * " << cfg_.warps << "u + warp;  // state.launch.placement\n"
-      << "  // state.init: exec and live hold every lane; registers and predicates are 0.\n"
+         "\n";
+    o << "void run(uint warp, uint wg) {\n"
+         "  // state.init: exec and live hold every lane; registers and predicates are 0.\n"
          "  bool act = true;\n"
          "  bool live = true;\n";
     for (uint32_t i = 0; i < vregs_; ++i) o << "  uint v" << i << " = 0u;\n";
     for (uint32_t i = 0; i < sregs_; ++i) o << "  uint s" << i << " = 0u;\n";
     for (uint32_t i = 0; i < preds_; ++i) o << "  bool p" << i << " = false;\n";
-    o << code_.str() << "}\n";
-    return o.str();
+    o << code_.str() << "}\n\n";
+    std::string head = o.str();
+    o.str("");
+    o << "void main() {\n"
+         "  lane = gl_SubgroupInvocationID;\n"
+         "  uint warp = gl_SubgroupID;\n"
+         "  uint wg = gl_WorkGroupID.x;\n"
+      << "  gwarp = wg * " << cfg_.warps << "u + warp;  // state.launch.placement\n";
+    if (uses_slm_ || uses_bar_) {
+      // state.memory.slm: zero at launch (shared memory starts undefined); the loop's
+      // trip count is uniform and counted against the loop budget.
+      o << "  if (gl_LocalInvocationIndex == 0u) {\n"
+        << (uses_bar_ ? "    bar_arrived = 0u;\n" : "") << "  }\n";
+      if (uses_slm_) {
+        const uint32_t trips = (slm_words + local - 1) / local;
+        o << "  iters += " << trips << "u;\n"
+          << "  for (uint k = 0u; k < " << trips << "u; ++k) {\n"
+          << "    uint i = k * " << local << "u + gl_LocalInvocationIndex;\n"
+          << "    if (i < " << slm_words << "u) slm[i] = 0u;\n"
+          << "  }\n";
+      }
+      o << "  memoryBarrierShared();\n"
+           "  barrier();\n";
+    }
+    // The program runs in run(); once it returns (the warp ended), the warp keeps
+    // attending its workgroup's barriers in drain(). drain() is called here only:
+    // lavapipe (Mesa 22.3.6) let a barrier() complete early for one subgroup when
+    // another subgroup's loop contained a (not executed) call of drain().
+    o << "  run(warp, wg);\n" << (uses_bar_ ? "  drain();\n" : "") << "}\n";
+    return head + o.str();
   }
 
   const host::Loaded& loaded_;
@@ -724,12 +1359,17 @@ class Translator {
   const exec::LaunchConfig& cfg_;
   TranslateOptions opt_;
   std::ostringstream code_;
+  size_t lines_ = 0;
   int indent_ = 1;
   size_t pc_ = 0;
   uint32_t cur_pc_ = 0;
   uint32_t vregs_ = 0, sregs_ = 0, preds_ = 0;
   uint32_t next_id_ = 0;
+  uint32_t call_depth_ = 0;
+  std::vector<uint32_t> stmt_pc_;
   std::vector<Frame> frames_;
+  std::vector<bool> signed_;  // per buffer: an int view is declared
+  bool uses_slm_ = false, uses_slm_signed_ = false, uses_bar_ = false;
 };
 
 }  // namespace
@@ -747,6 +1387,20 @@ TranslateResult translate(const host::Loaded& loaded, const TranslateOptions& op
     r.unsupported = u.reason;
   }
   return r;
+}
+
+std::optional<exec::Status> DeviceOutcome::status() const {
+  switch (kind) {
+    case Kind::Completed:
+      return exec::Status::Completed;
+    case Kind::Trapped:
+      return exec::Status::Trapped;
+    case Kind::Deadlock:
+      return exec::Status::Deadlock;
+    case Kind::NotReproduced:
+      break;
+  }
+  return std::nullopt;
 }
 
 DeviceOutcome decode_control(const Translation& t, std::span<const uint32_t> control) {
@@ -768,6 +1422,15 @@ DeviceOutcome decode_control(const Translation& t, std::span<const uint32_t> con
   }
   if (flags & kFlagStepBudget) {
     return not_reproduced("a warp reached max_steps (the reference ends step_limit or livelock)");
+  }
+  if (flags & kFlagAtomicInterleaved) {
+    return not_reproduced(
+        "per-lane atomics of two warps on one word interleaved (atom.step makes each atomic "
+        "one step)");
+  }
+  if (flags & kFlagSlmContention) {
+    return not_reproduced(
+        "a signed atomic min/max on slm lost its compare-and-swap to another warp");
   }
   if (word(kCtlWarpsEnded) != t.total_warps) {
     return not_reproduced(std::to_string(word(kCtlWarpsEnded)) + " of " +
@@ -792,10 +1455,20 @@ DeviceOutcome decode_control(const Translation& t, std::span<const uint32_t> con
     if (e.code == isa::Event::MemMisaligned || e.code == isa::Event::MemOutOfBounds) {
       e.addr = word(kCtlAddr);
       uint32_t space = word(kCtlSpace);
-      e.space = space < t.buffer_names.size() ? t.buffer_names[space] : "?";
+      e.space = space == exec::kSpaceSlm        ? "slm"
+                : space < t.buffer_names.size() ? t.buffer_names[space]
+                                                : "?";
     }
     o.kind = DeviceOutcome::Kind::Trapped;
     o.event = e;
+    return o;
+  }
+  if (word(kCtlBlocked) > 0) {
+    // exec.step.order: step_limit is checked before deadlock.
+    if (o.steps >= t.max_steps) {
+      return not_reproduced("max_steps steps before the deadlock (the reference ends step_limit)");
+    }
+    o.kind = DeviceOutcome::Kind::Deadlock;
     return o;
   }
   if (o.steps > t.max_steps) {

@@ -1,9 +1,8 @@
-// The program -> GLSL translator of the Vulkan runner (first part): a loaded,
-// validated program becomes one GLSL compute shader plus a description of its
-// storage buffers, or `unsupported` with a reason naming what could not be
-// translated. It never translates silently wrongly: what it cannot reproduce it
-// either refuses up front or reports at run time through the control buffer
-// (decode_control).
+// The program -> GLSL translator of the Vulkan runner: a loaded, validated
+// program becomes one GLSL compute shader plus a description of its storage
+// buffers, or `unsupported` with a reason naming what could not be translated. It
+// never translates silently wrongly: what it cannot reproduce it either refuses up
+// front or reports at run time through the control buffer (decode_control).
 //
 // Mapping (spec/state.md): one warp = one subgroup of `wave` invocations (the
 // device's subgroup size must equal `wave`; the pipeline must require full
@@ -15,10 +14,32 @@
 // `act` (its exec bit) and `live` bit, so scalar instructions run whatever exec
 // is (exec.form) and structured regions are never skipped (branch.struct.empty).
 //
-// Translated: mov not popc add sub mul mulhi(.u) and or xor shl shr sra min max
-// (.u) cmp.* sel pand por pxor pmov nop exit, ld/st of 32-bit words in buffers
-// (with mem.check emulated), the structured statements if/else/endif,
-// loop/endloop, break, continue. Everything else is `unsupported`.
+// Translated:
+// - ALU: every instruction of spec/alu.md; div/rem raise div_zero for the lowest
+//   active lane with a zero divisor (scalar form: without lane), -2^31 / -1 as the
+//   spec says (alu.div, alu.rem, alu.div.zero).
+// - cmp.*, sel, pand por pxor pmov, nop, exit.
+// - Memory: ld/st of 8, 16 and 32 bits in buffers and in `slm` (a `shared uint[]`
+//   zeroed at launch), with mem.check emulated; sub-word stores are atomicAnd and
+//   atomicOr on the containing word so other bytes of it are kept.
+// - Cross-lane: ballot, ballot.hi, vote.any, vote.all, readlane, shfl, shfl.xor
+//   (subgroup ballot and shuffle; inactive and out-of-range lanes read 0).
+// - Atomics: atom.* one lane at a time in ascending lane order (one GLSL atomic per
+//   lane), watom.* once for the lowest active lane, lock/unlock, with their checks.
+//   A warp's per-lane atomics interleaved with another warp's on one word (the spec
+//   makes an atomic one step) is detected and reported (kFlagAtomicInterleaved).
+// - bar: a protocol on two shared counters around barrier() calls; warps that end
+//   keep attending the workgroup's barriers until all have ended, so a warp that
+//   ends before the others arrive leaves them blocked and the launch ends deadlock
+//   (bar.exited), as in the reference. Relies on lavapipe's barrier(), which
+//   counts calls at different call sites alike (bar.release).
+// - Structured if/else/endif, loop/endloop, break, continue; call/ret by inlining
+//   the callee at each call (call_overflow at the static depth call_depth, so
+//   recursion is reproduced too, up to a size limit); mask_overflow at the static
+//   depth mask_depth.
+// Not translated (unsupported): the raw branch primitives (cbr, jmp, push, invert,
+// pop, lpush, brk, cont, lnext written in the program) and writes to %exec: the
+// emulation keeps every warp in subgroup-uniform structured flow.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +57,11 @@ namespace simt::vulkan {
 struct TranslateOptions {
   uint32_t subgroup_size = 8;  // must equal the program's wave
   uint32_t max_workgroup_invocations = 1024;
-  uint32_t max_storage_buffers = 64;  // per pipeline
+  uint32_t max_storage_buffers = 64;   // per pipeline
+  uint32_t max_shared_memory = 32768;  // bytes of shared memory per workgroup
+  // VkSubgroupFeatureFlags the device offers in compute shaders: basic, vote, ballot
+  // and shuffle are needed (DeviceInfo::subgroup.operations).
+  uint32_t subgroup_operations = 0x1 | 0x2 | 0x8 | 0x10;
 };
 
 // One storage buffer of the shader, at set 0.
@@ -61,8 +86,9 @@ enum ControlWord : uint32_t {
   kCtlAddr = 7,         // memory events: the address
   kCtlSpace = 8,        // memory events: index into exec::Program::buffers
   kCtlEventSteps = 9,   // steps the raising warp committed before the event
-  kCtlWarpsEnded = 10,  // warps that reached done, an event or a budget
-  kCtlWarpSteps = 11,   // then one word per global warp: the steps it committed
+  kCtlWarpsEnded = 10,  // warps that reached done, an event, a budget or a blocked barrier
+  kCtlBlocked = 11,     // warps blocked at a barrier that cannot complete (bar.exited)
+  kCtlWarpSteps = 12,   // then one word per global warp: the steps it committed
 };
 
 enum ControlFlag : uint32_t {
@@ -72,6 +98,11 @@ enum ControlFlag : uint32_t {
   // A warp alone committed max_steps steps and was about to run more: the
   // reference ends step_limit (or livelock before it).
   kFlagStepBudget = 1u << 1,
+  // The per-lane atomics of one warp on one word were interleaved with another
+  // warp's (atom.step makes an atomic instruction one step).
+  kFlagAtomicInterleaved = 1u << 2,
+  // A signed atom.min/max on slm lost its compare-and-swap to another warp.
+  kFlagSlmContention = 1u << 3,
 };
 
 // Iterations (plus one per loop entry) a subgroup may spend in all the translated
@@ -100,10 +131,14 @@ TranslateResult translate(const host::Loaded& loaded, const TranslateOptions& op
 
 // How the device run ended, read from the control buffer.
 struct DeviceOutcome {
-  enum class Kind { Completed, Trapped, NotReproduced } kind = Kind::Completed;
+  // Deadlock: a warp was blocked at a barrier that cannot complete (bar.exited,
+  // exec.status.deadlock); the buffers are the final state as for the others.
+  enum class Kind { Completed, Trapped, Deadlock, NotReproduced } kind = Kind::Completed;
   std::optional<exec::EventInfo> event;  // Trapped
   uint64_t steps = 0;                    // committed by all warps
   std::string reason;                    // NotReproduced: why the outcome is not the reference's
+  // The reference status this outcome stands for (NotReproduced: none).
+  std::optional<exec::Status> status() const;
 };
 
 // Interprets the control buffer after the dispatch (whole buffer, as words).
