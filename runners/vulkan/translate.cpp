@@ -1006,9 +1006,13 @@ class Translator {
     line("{");
     ++indent_;
     line("uint at = bar_arrived;");
+    line("uint ended = bar_ended;");
     line("barrier();");
     line("uint arrived = at - bar_seen;");
     line("bar_seen = at;");
+    // Every warp is either arriving or ended; otherwise barrier() did not wait for all.
+    line("if (arrived + ended != " + u32(cfg_.warps) + ") { flag(" + u32(kFlagBarrierEarly) +
+         "); finish(); return; }");
     line("if (arrived != " + u32(cfg_.warps) + ") {  // bar.exited: blocked forever");
     ++indent_;
     line("if (subgroupElect()) atomicAdd(ctl.w[" + u32(kCtlBlocked) + "], 1u);");
@@ -1219,6 +1223,7 @@ class Translator {
       o << "shared uint slm[" << std::max(1u, slm_words) << "];  // state.memory.slm\n";
     if (uses_bar_) {
       o << "shared uint bar_arrived;  // arrivals at the workgroup's barriers so far\n"
+           "shared uint bar_ended;  // warps of the workgroup in drain()\n"
            "uint bar_seen = 0u;  // bar_arrived after the previous round\n";
     }
     o << "uint steps = 0u;  // steps this warp committed (the same in all its invocations)\n"
@@ -1235,6 +1240,7 @@ class Translator {
       // rounds see it as ended, bar.exited) until every warp has ended: a round in which
       // no warp arrived.
       o << "void drain() {\n"
+           "  if (subgroupElect()) atomicAdd(bar_ended, 1u);\n"
            "  while (true) {\n"
         << "    if (iters >= " << kLoopBudget << "u) { flag(" << kFlagLoopBudget
         << "u); return; }\n"
@@ -1243,10 +1249,13 @@ class Translator {
            "    memoryBarrierBuffer();\n"
            "    barrier();\n"
            "    uint at = bar_arrived;\n"
+           "    uint ended = bar_ended;\n"
            "    barrier();\n"
            "    uint arrived = at - bar_seen;\n"
            "    bar_seen = at;\n"
-           "    if (arrived == 0u) return;\n"
+        << "    if (arrived + ended != " << cfg_.warps << "u) { flag(" << kFlagBarrierEarly
+        << "u); return; }\n"
+        << "    if (arrived == 0u) return;\n"
            "  }\n"
            "}\n";
     }
@@ -1334,7 +1343,7 @@ class Translator {
       // state.memory.slm: zero at launch (shared memory starts undefined); the loop's
       // trip count is uniform and counted against the loop budget.
       o << "  if (gl_LocalInvocationIndex == 0u) {\n"
-        << (uses_bar_ ? "    bar_arrived = 0u;\n" : "") << "  }\n";
+        << (uses_bar_ ? "    bar_arrived = 0u;\n    bar_ended = 0u;\n" : "") << "  }\n";
       if (uses_slm_) {
         const uint32_t trips = (slm_words + local - 1) / local;
         o << "  iters += " << trips << "u;\n"
@@ -1349,7 +1358,9 @@ class Translator {
     // The program runs in run(); once it returns (the warp ended), the warp keeps
     // attending its workgroup's barriers in drain(). drain() is called here only:
     // lavapipe (Mesa 22.3.6) let a barrier() complete early for one subgroup when
-    // another subgroup's loop contained a (not executed) call of drain().
+    // another subgroup's loop contained a (not executed) call of drain(). It also
+    // lets the arriving subgroups through when another ends (returns from run())
+    // while they wait: the round's check then reports kFlagBarrierEarly.
     o << "  run(warp, wg);\n" << (uses_bar_ ? "  drain();\n" : "") << "}\n";
     return head + o.str();
   }
@@ -1427,6 +1438,11 @@ DeviceOutcome decode_control(const Translation& t, std::span<const uint32_t> con
     return not_reproduced(
         "per-lane atomics of two warps on one word interleaved (atom.step makes each atomic "
         "one step)");
+  }
+  if (flags & kFlagBarrierEarly) {
+    return not_reproduced(
+        "barrier() let a subgroup through before every subgroup of its workgroup arrived or "
+        "ended");
   }
   if (flags & kFlagSlmContention) {
     return not_reproduced(

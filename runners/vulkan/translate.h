@@ -28,11 +28,12 @@
 //   lane), watom.* once for the lowest active lane, lock/unlock, with their checks.
 //   A warp's per-lane atomics interleaved with another warp's on one word (the spec
 //   makes an atomic one step) is detected and reported (kFlagAtomicInterleaved).
-// - bar: a protocol on two shared counters around barrier() calls; warps that end
-//   keep attending the workgroup's barriers until all have ended, so a warp that
+// - bar: a protocol on shared counters around barrier() calls; warps that end keep
+//   attending the workgroup's barriers (drain) until all have ended, so a warp that
 //   ends before the others arrive leaves them blocked and the launch ends deadlock
-//   (bar.exited), as in the reference. Relies on lavapipe's barrier(), which
-//   counts calls at different call sites alike (bar.release).
+//   (bar.exited). Every round checks that each warp either arrived or ended; when
+//   lavapipe's barrier() lets a subgroup through early (seen when a subgroup ends
+//   while the others wait) the run is reported not reproduced (kFlagBarrierEarly).
 // - Structured if/else/endif, loop/endloop, break, continue; call/ret by inlining
 //   the callee at each call (call_overflow at the static depth call_depth, so
 //   recursion is reproduced too, up to a size limit); mask_overflow at the static
@@ -103,6 +104,9 @@ enum ControlFlag : uint32_t {
   kFlagAtomicInterleaved = 1u << 2,
   // A signed atom.min/max on slm lost its compare-and-swap to another warp.
   kFlagSlmContention = 1u << 3,
+  // barrier() returned in a subgroup before every other subgroup of the workgroup
+  // had arrived or ended (seen once on lavapipe, see translate.cpp's drain()).
+  kFlagBarrierEarly = 1u << 4,
 };
 
 // Iterations (plus one per loop entry) a subgroup may spend in all the translated
