@@ -24,6 +24,7 @@
 
 #include "device.h"
 #include "glsl.h"
+#include "vulkan_test_support.h"
 
 namespace simt::vulkan {
 namespace {
@@ -90,7 +91,7 @@ class VulkanTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto d = Device::get();
-    if (!d.ok()) GTEST_SKIP() << "no Vulkan device: " << d.error().to_string();
+    if (!d.ok()) SIMT_NO_VULKAN_DEVICE(d.error().to_string());
     dev_ = d.value();
     sg_ = dev_->info().subgroup.size;
   }

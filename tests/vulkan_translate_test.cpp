@@ -25,6 +25,7 @@
 #include "glsl.h"
 #include "host/host.h"
 #include "translate.h"
+#include "vulkan_test_support.h"
 
 namespace simt::vulkan {
 namespace {
@@ -160,12 +161,14 @@ std::string difference(const exec::Outcome& ref, const DeviceRun& got) {
 
 // The reference's outcome and the device's, compared. Fails the test on any
 // difference; the reference must end with `want` (so a test cannot pass vacuously).
+// With `exact_steps`, translated with TranslateOptions::exact_step_limit.
 void check_against_reference(std::string_view text, exec::Status want = exec::Status::Completed,
-                             bool may_not_reproduce = false) {
+                             bool may_not_reproduce = false, bool exact_steps = false) {
   auto dev = Device::get();
-  if (!dev.ok()) GTEST_SKIP() << dev.error().to_string();
+  if (!dev.ok()) SIMT_NO_VULKAN_DEVICE(dev.error().to_string());
   Device& d = **dev;
   TranslateOptions topt = options_of(d);
+  topt.exact_step_limit = exact_steps;
   host::Loaded loaded = load(text, topt.subgroup_size);
   ASSERT_TRUE(loaded.program);
 
@@ -244,6 +247,137 @@ TEST(VulkanTranslate, StraightLineAlu) {
     st out[v0], v17
     exit
 )");
+}
+
+// state.special.exec: reads of %exec (also inside a select, whose operands GLSL
+// evaluates lazily) and writes that narrow and restore exec, in divergent code.
+TEST(VulkanTranslate, ExecReadsAndWrites) {
+  check_against_reference(R"(
+.wave 8
+.buffer out u32[4 * wave] out
+    shl v0, %lane, 2
+    mul s5, %wave, 4
+    and v1, %lane, 1
+    cmp.eq p0, v1, 0
+    sel v2, p0, %exec, %exec_lo
+    st out[v0], v2
+    mov s0, %exec
+    mov %exec, 0x5
+    mov v3, 7
+    mov s1, %exec_hi
+    mov %exec_lo, s0
+    add v0, v0, s5
+    st out[v0], v3
+    if p0
+        mov s2, %exec
+        mov %exec_lo, 0xfc
+        add v4, %lane, 100
+        mov %exec, s2
+    endif
+    add v0, v0, s5
+    st out[v0], v4
+    add v5, s1, %exec_hi
+    add v0, v0, s5
+    st out[v0], v5
+    exit
+)");
+}
+
+// exec.step.order, exec.status.step_limit: a launch of one warp translated with
+// exact_step_limit stops where the reference does, also inside a loop and before
+// an instruction that would fault; without it the run is not reproduced and asks
+// for the exact translation (retry_exact).
+TEST(VulkanTranslate, ExactStepLimitInALaunchOfOneWarp) {
+  const char* looping = R"(
+.wave 8
+.max_steps 40
+.buffer out u32[wave] out
+    shl v0, %lane, 2
+    mov v1, 0
+    loop
+        add v1, v1, 1
+        st out[v0], v1
+        cmp.ge p0, v1, 1000
+        break p0
+    endloop
+    exit
+)";
+  check_against_reference(looping, exec::Status::StepLimit, false, true);
+  const char* faulting = R"(
+.wave 8
+.max_steps 4
+.buffer out u32[wave] out
+    shl v0, %lane, 2
+    st out[v0], 5
+    mov v1, 0
+    mov s3, 1
+    div v2, s3, v1
+    exit
+)";
+  check_against_reference(faulting, exec::Status::StepLimit, false, true);
+  // One step more: the division runs and faults.
+  std::string trapping = faulting;
+  trapping.replace(trapping.find(".max_steps 4"), 12, ".max_steps 5");
+  check_against_reference(trapping, exec::Status::Trapped, false, true);
+  // Completed on the last allowed step: done is checked before the step limit.
+  check_against_reference(R"(
+.wave 8
+.max_steps 3
+.buffer out u32[wave] out
+    shl v0, %lane, 2
+    st out[v0], 5
+    exit
+)",
+                          exec::Status::Completed, false, true);
+
+  auto dev = Device::get();
+  if (!dev.ok()) SIMT_NO_VULKAN_DEVICE(dev.error().to_string());
+  TranslateOptions topt = options_of(**dev);
+  host::Loaded loaded = load(looping, topt.subgroup_size);
+  ASSERT_TRUE(loaded.program);
+  TranslateResult tr = translate(loaded, topt);
+  ASSERT_TRUE(tr.ok()) << tr.unsupported;
+  DeviceRun got = run_on_device(**dev, *tr.translation);
+  ASSERT_EQ(got.failure, "");
+  EXPECT_EQ(got.outcome.kind, DeviceOutcome::Kind::NotReproduced);
+  EXPECT_TRUE(got.outcome.retry_exact) << got.outcome.reason;
+}
+
+// exec.status.trapped in a launch of several warps: the device cannot stop the
+// other warps at the reference's first event; without memory writes and with one
+// warp raising an event the outcome is still the reference's. With a store it is
+// not reproduced.
+TEST(VulkanTranslate, EventInALaunchOfSeveralWarps) {
+  const char* quiet = R"(
+.wave 8
+.warps 2
+.workgroups 2
+.buffer out u32[threads] out
+    cmp.eq p0, %gwarp, 3
+    sel v2, p0, 0, 1
+    loop
+        add v3, v3, 1
+        cmp.ge p1, v3, %gwarp
+        break p1
+    endloop
+    mov s3, 7
+    div v4, s3, v2
+    exit
+)";
+  check_against_reference(quiet, exec::Status::Trapped);
+  std::string writing = quiet;
+  writing.replace(writing.find("    exit"), 8, "    st out[0], v4\n    exit");
+  auto dev = Device::get();
+  if (!dev.ok()) SIMT_NO_VULKAN_DEVICE(dev.error().to_string());
+  TranslateOptions topt = options_of(**dev);
+  host::Loaded loaded = load(writing, topt.subgroup_size);
+  ASSERT_TRUE(loaded.program);
+  TranslateResult tr = translate(loaded, topt);
+  ASSERT_TRUE(tr.ok()) << tr.unsupported;
+  DeviceRun got = run_on_device(**dev, *tr.translation);
+  ASSERT_EQ(got.failure, "");
+  EXPECT_EQ(got.outcome.kind, DeviceOutcome::Kind::NotReproduced);
+  EXPECT_NE(got.outcome.reason.find("write memory"), std::string::npos) << got.outcome.reason;
 }
 
 TEST(VulkanTranslate, DivergentIfElse) {
@@ -963,7 +1097,7 @@ bool has_wave_directive(const std::string& text) {
 // the same under those policies. Prints what was refused, by reason.
 TEST(VulkanTranslate, SuiteFiles) {
   auto dev = Device::get();
-  if (!dev.ok()) GTEST_SKIP() << dev.error().to_string();
+  if (!dev.ok()) SIMT_NO_VULKAN_DEVICE(dev.error().to_string());
   Device& d = **dev;
   const TranslateOptions topt = options_of(d);
   const std::filesystem::path root = suites_dir();
@@ -1060,7 +1194,7 @@ TEST(VulkanTranslate, SuiteFiles) {
 // translation of one program and how its run compares.
 TEST(VulkanTranslate, DISABLED_OneFile) {
   auto dev = Device::get();
-  if (!dev.ok()) GTEST_SKIP() << dev.error().to_string();
+  if (!dev.ok()) SIMT_NO_VULKAN_DEVICE(dev.error().to_string());
   const char* path = std::getenv("SIMT_VK_FILE");
   if (!path) GTEST_SKIP() << "SIMT_VK_FILE is not set";
   std::string text, err;
@@ -1112,7 +1246,18 @@ TEST(VulkanTranslate, UnsupportedInstructionsAreNamed) {
   EXPECT_NE(unsupported(".wave 8\n  push pt\n  pop\n  exit\n").find("push"), std::string::npos);
   EXPECT_NE(unsupported(".wave 8\nl:\n  jmp l\n").find("jmp"), std::string::npos);
   EXPECT_NE(unsupported(".wave 8\n  cbr pt, l\nl:\n  exit\n").find("cbr"), std::string::npos);
-  EXPECT_NE(unsupported(".wave 8\n  mov %exec, 1\n  exit\n").find("%exec"), std::string::npos);
+}
+
+// TranslateOptions::exact_step_limit is for launches of one warp only.
+TEST(VulkanTranslate, ExactStepLimitNeedsOneWarp) {
+  host::Loaded loaded = load(".wave 8\n.warps 2\n  exit\n", 8);
+  ASSERT_TRUE(loaded.program);
+  TranslateOptions opt;
+  opt.subgroup_size = 8;
+  opt.exact_step_limit = true;
+  TranslateResult r = translate(loaded, opt);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.unsupported.find("several warps"), std::string::npos) << r.unsupported;
 }
 
 TEST(VulkanTranslate, UnsupportedLaunches) {
@@ -1128,7 +1273,7 @@ TEST(VulkanTranslate, UnsupportedLaunches) {
 // The loop budget: a warp whose loops would run past it stops and says so.
 TEST(VulkanTranslate, LoopBudgetIsReported) {
   auto dev = Device::get();
-  if (!dev.ok()) GTEST_SKIP() << dev.error().to_string();
+  if (!dev.ok()) SIMT_NO_VULKAN_DEVICE(dev.error().to_string());
   Device& d = **dev;
   const uint32_t wave = d.info().subgroup.size;
   host::Loaded loaded = load(R"(

@@ -48,8 +48,7 @@ Result<Executed> Executor::run(const exec::Program& program, const Translation& 
   if (Status s = buffers[0].download_words(control); !s.ok()) return s.error();
   e.device = decode_control(t, control);
   if (e.device.kind == DeviceOutcome::Kind::NotReproduced) return e;
-  e.outcome.status = e.device.kind == DeviceOutcome::Kind::Trapped ? exec::Status::Trapped
-                                                                   : exec::Status::Completed;
+  e.outcome.status = *e.device.status();
   e.outcome.event = e.device.event;
   e.outcome.steps = e.device.steps;
   // exec.outcome: the `out` and `inout` buffers, in declaration order.

@@ -112,6 +112,10 @@ class Translator {
     t.workgroups = cfg_.workgroups;
     t.total_warps = cfg_.total_warps();
     t.max_steps = cfg_.max_steps;
+    t.exact_step_limit = opt_.exact_step_limit;
+    if (opt_.exact_step_limit && t.total_warps != 1) {
+      throw Unsupported{"an exact step limit in a launch of several warps"};
+    }
     BufferBinding ctl;
     ctl.binding = 0;
     ctl.name = "control";
@@ -138,6 +142,11 @@ class Translator {
                         std::to_string(opt_.max_storage_buffers)};
     }
     signed_.assign(prog_.buffers.size(), false);
+    for (const Insn& in : prog_.insns) {
+      const isa::Family f = isa::info(in.op).family;
+      if (f == isa::Family::Store || f == isa::Family::AtomLane || f == isa::Family::AtomWarp)
+        t.writes_memory = true;
+    }
     body();
     t.glsl = assemble();
     return t;
@@ -216,9 +225,9 @@ class Translator {
             return u32(cfg_.workgroups);
           case isa::Special::Exec:
           case isa::Special::ExecLo:
-            return "subgroupBallot(act).x";  // state.special.exec
+            return "exec_mask.x";  // state.special.exec: read before the instruction (instr)
           case isa::Special::ExecHi:
-            return "subgroupBallot(act).y";
+            return "exec_mask.y";
           default:
             break;
         }
@@ -260,6 +269,25 @@ class Translator {
   // alu.form / alu.form.scalar: the vector form writes active lanes only; the
   // scalar form runs once per warp whatever exec is (every invocation computes it).
   void assign(const Insn& in, const std::string& expr) {
+    if (in.dst_kind == DstKind::Special) {
+      // state.special.exec: `mov %exec*, A` (scalar form only, valid.*): every
+      // invocation computes A and takes its own bit; lanes that are not live stay
+      // off; the mask stack (the frames' bools) is untouched.
+      const std::string bit = "((" + expr + " >> (lane & 31u)) & 1u) != 0u";
+      switch (static_cast<isa::Special>(in.dst)) {
+        case isa::Special::Exec:  // bits 0-31 replaced, 32-63 cleared
+          line("act = live && lane < 32u && " + bit + ";");
+          return;
+        case isa::Special::ExecLo:  // bits 0-31 replaced
+          line("if (lane < 32u) act = live && " + bit + ";");
+          return;
+        case isa::Special::ExecHi:  // bits 32-63 replaced
+          line("if (lane >= 32u) act = live && " + bit + ";");
+          return;
+        default:
+          break;
+      }
+    }
     std::string d = dst(in);
     if (in.dst_kind == DstKind::S) {
       line(d + " = " + expr + ";");
@@ -278,6 +306,17 @@ class Translator {
     code_ << std::string(indent_ * 2, ' ') << s << '\n';
   }
   void step() { line("steps += 1u;"); }  // exec.step: one committed step of this warp
+
+  // The start of the instruction at cur_pc_. With exact_step_limit (a launch of one
+  // warp), exec.step.order: once max_steps steps are committed and the warp is not
+  // done, the launch ends step_limit before this instruction runs.
+  void begin(const std::string& text) {
+    line("// pc " + std::to_string(cur_pc_) + ": " + text);
+    if (opt_.exact_step_limit) {
+      line("if (steps >= " + u32(step_cap()) + ") { flag(" + u32(kFlagStepLimit) +
+           "); finish(); return; }");
+    }
+  }
 
   // The warp raises an event and ends (exec.commit: nothing of the instruction is
   // committed). `lane`, `addr` and `space` are GLSL expressions.
@@ -333,7 +372,7 @@ class Translator {
             call_(at(Op::Call));
           } else if (st.op == Op::Ret) {
             at(Op::Ret);
-            line("// pc " + std::to_string(cur_pc_) + ": ret");
+            begin("ret");
             if (call_depth_ == 0) {
               raise(isa::Event::CallUnderflow, "0xffffffffu");  // branch.ret
               break;
@@ -395,7 +434,19 @@ class Translator {
   }
 
   void instr(const Insn& in) {
-    line("// pc " + std::to_string(cur_pc_) + ": " + prog_.text[cur_pc_]);
+    begin(prog_.text[cur_pc_]);
+    // state.special.exec: %exec is read here, in subgroup-uniform control flow, for
+    // every invocation; a ballot inside the instruction's expression could run in
+    // only some invocations (the branches of a ?: are evaluated lazily).
+    auto reads_exec = [](const Src& s) {
+      if (s.kind != SrcKind::Special) return false;
+      auto sp = static_cast<isa::Special>(s.index);
+      return sp == isa::Special::Exec || sp == isa::Special::ExecLo || sp == isa::Special::ExecHi;
+    };
+    if (reads_exec(in.a) || reads_exec(in.b) || reads_exec(in.c)) {
+      uses_exec_mask_ = true;
+      line("exec_mask = subgroupBallot(act);");
+    }
     const auto& info = isa::info(in.op);
     using F = isa::Family;
     switch (info.family) {
@@ -1029,7 +1080,7 @@ class Translator {
   // raw branches every call runs whatever exec is, so recursion always reaches it
   // unless the warp ends first).
   void call_(const Insn& in) {
-    line("// pc " + std::to_string(cur_pc_) + ": " + prog_.text[cur_pc_]);
+    begin(prog_.text[cur_pc_]);
     if (call_depth_ >= cfg_.call_depth) {
       raise(isa::Event::CallOverflow, "0xffffffffu");
       return;
@@ -1074,7 +1125,7 @@ class Translator {
   void if_(const Insn& in) {
     Frame f{false, next_id_++, innermost_loop()};
     std::string id = std::to_string(f.id);
-    line("// pc " + std::to_string(cur_pc_) + ": " + prog_.text[cur_pc_] + " (if)");
+    begin(prog_.text[cur_pc_] + " (if)");
     push_frame(f);
     std::string p = pred(in.pa, in.na);
     line("bool saved" + id + " = act;");
@@ -1089,7 +1140,7 @@ class Translator {
     if (frames_.empty() || frames_.back().loop) throw Unsupported{"else without if"};
     const Frame& f = frames_.back();
     std::string id = std::to_string(f.id);
-    line("// pc " + std::to_string(cur_pc_) + ": invert (else)");
+    begin("invert (else)");
     line("{ bool t = act; act = other" + id + " && live; other" + id + " = t; }");
     step();
   }
@@ -1102,7 +1153,7 @@ class Translator {
     Frame f = frames_.back();
     frames_.pop_back();
     std::string id = std::to_string(f.id);
-    line("// pc " + std::to_string(cur_pc_) + ": pop (endif)");
+    begin("pop (endif)");
     std::string e = "saved" + id + " && live";
     if (f.loop_id >= 0) {
       std::string l = std::to_string(f.loop_id);
@@ -1125,7 +1176,7 @@ class Translator {
   void loop_(const Insn&) {
     Frame f{true, next_id_++, -1};
     std::string id = std::to_string(f.id);
-    line("// pc " + std::to_string(cur_pc_) + ": lpush (loop)");
+    begin("lpush (loop)");
     push_frame(f);
     line("bool saved" + id + " = act;");
     line("bool broke" + id + " = false;");
@@ -1157,7 +1208,7 @@ class Translator {
     }
     if (j < 0) throw Unsupported{"break or continue outside a loop of its context"};
     std::string id = std::to_string(j);
-    line("// pc " + std::to_string(cur_pc_) + ": " + prog_.text[cur_pc_]);
+    begin(prog_.text[cur_pc_]);
     line("{");
     ++indent_;
     line("bool m = act && " + pred(in.pa, in.na) + ";");
@@ -1176,20 +1227,20 @@ class Translator {
     std::string id = std::to_string(f.id);
     at(Op::LNext);
     // branch.lnext: lanes that continued rejoin.
-    line("// pc " + std::to_string(cur_pc_) + ": lnext");
+    begin("lnext");
     line("act = act || (cont" + id + " && live);");
     line("cont" + id + " = false;");
     step();
     at(Op::Cbr);
     // branch.cbr.uniform / branch.cbr.empty: the back edge is taken while a lane is active.
-    line("// pc " + std::to_string(cur_pc_) + ": cbr pt (back edge)");
+    begin("cbr pt (back edge)");
     step();
     line("if (!subgroupAny(act)) break;");
     --indent_;
     line("}");
     at(Op::Pop);
     // branch.pop: the lanes that entered the loop, less those that exited.
-    line("// pc " + std::to_string(cur_pc_) + ": pop (endloop)");
+    begin("pop (endloop)");
     line("act = saved" + id + " && live;");
     step();
   }
@@ -1328,6 +1379,7 @@ class Translator {
          "  // state.init: exec and live hold every lane; registers and predicates are 0.\n"
          "  bool act = true;\n"
          "  bool live = true;\n";
+    if (uses_exec_mask_) o << "  uvec4 exec_mask;  // %exec, read before the instruction\n";
     for (uint32_t i = 0; i < vregs_; ++i) o << "  uint v" << i << " = 0u;\n";
     for (uint32_t i = 0; i < sregs_; ++i) o << "  uint s" << i << " = 0u;\n";
     for (uint32_t i = 0; i < preds_; ++i) o << "  bool p" << i << " = false;\n";
@@ -1381,6 +1433,7 @@ class Translator {
   std::vector<Frame> frames_;
   std::vector<bool> signed_;  // per buffer: an int view is declared
   bool uses_slm_ = false, uses_slm_signed_ = false, uses_bar_ = false;
+  bool uses_exec_mask_ = false;  // some instruction reads %exec (instr)
 };
 
 }  // namespace
@@ -1408,6 +1461,8 @@ std::optional<exec::Status> DeviceOutcome::status() const {
       return exec::Status::Trapped;
     case Kind::Deadlock:
       return exec::Status::Deadlock;
+    case Kind::StepLimit:
+      return exec::Status::StepLimit;
     case Kind::NotReproduced:
       break;
   }
@@ -1431,10 +1486,20 @@ DeviceOutcome decode_control(const Translation& t, std::span<const uint32_t> con
     return not_reproduced(
         "a warp's loops reached the iteration budget kept below lavapipe's loop cap");
   }
+  if (flags & kFlagStepLimit) {
+    o.kind = DeviceOutcome::Kind::StepLimit;  // exec.status.step_limit, exact_step_limit
+    return o;
+  }
+  // Without exact_step_limit, a launch of one warp that reached max_steps is run again
+  // with it (retry_exact); in a launch of several, the step at which the reference's
+  // limit falls depends on its scheduling (exec.sched).
+  const bool retry = t.total_warps == 1 && !t.exact_step_limit;
   if (flags & kFlagStepBudget) {
+    o.retry_exact = retry;
     return not_reproduced("a warp reached max_steps (the reference ends step_limit or livelock)");
   }
   if (flags & kFlagAtomicInterleaved) {
+    o.transient = true;
     return not_reproduced(
         "per-lane atomics of two warps on one word interleaved (atom.step makes each atomic "
         "one step)");
@@ -1445,6 +1510,7 @@ DeviceOutcome decode_control(const Translation& t, std::span<const uint32_t> con
         "ended");
   }
   if (flags & kFlagSlmContention) {
+    o.transient = true;
     return not_reproduced(
         "a signed atomic min/max on slm lost its compare-and-swap to another warp");
   }
@@ -1454,13 +1520,28 @@ DeviceOutcome decode_control(const Translation& t, std::span<const uint32_t> con
   }
   if (word(kCtlEvents) > 0) {
     if (t.total_warps > 1) {
-      // The other warps ran on: which of their steps precede the event depends on the
-      // reference's scheduling (exec.sched), which the device does not follow.
-      return not_reproduced("an event in a launch of several warps");
+      // exec.status.trapped ends the launch at the first event in the reference's
+      // order (exec.sched), which the device does not follow: the other warps ran on.
+      // The outcome is still the reference's when no warp writes memory (each warp's
+      // path is then its own, the buffers stay as launched), exactly one warp raised
+      // an event, and all the steps of the run are fewer than max_steps (so the
+      // reference cannot reach the limit before the event, exec.step.order).
+      if (t.writes_memory) {
+        return not_reproduced("an event in a launch of several warps that write memory");
+      }
+      if (word(kCtlEvents) > 1) {
+        return not_reproduced("events in " + std::to_string(word(kCtlEvents)) +
+                              " warps (the first one depends on the reference's scheduling)");
+      }
+      if (o.steps >= t.max_steps) {
+        return not_reproduced(
+            "max_steps steps or more in all around an event in a launch of several warps");
+      }
     }
     // exec.step.order: the event's instruction runs only if fewer than max_steps steps
     // were committed before it.
     if (word(kCtlEventSteps) >= t.max_steps) {
+      o.retry_exact = retry;
       return not_reproduced("max_steps reached before the event (the reference ends step_limit)");
     }
     exec::EventInfo e;
@@ -1488,6 +1569,7 @@ DeviceOutcome decode_control(const Translation& t, std::span<const uint32_t> con
     return o;
   }
   if (o.steps > t.max_steps) {
+    o.retry_exact = retry;
     return not_reproduced("more than max_steps steps in all (the reference ends step_limit)");
   }
   o.kind = DeviceOutcome::Kind::Completed;

@@ -63,6 +63,10 @@ struct TranslateOptions {
   // VkSubgroupFeatureFlags the device offers in compute shaders: basic, vote, ballot
   // and shuffle are needed (DeviceInfo::subgroup.operations).
   uint32_t subgroup_operations = 0x1 | 0x2 | 0x8 | 0x10;
+  // A launch of one warp: check max_steps before every instruction, so that the
+  // launch ends step_limit exactly where the reference does (exec.step.order). The
+  // runner translates again with it when a first run reached max_steps.
+  bool exact_step_limit = false;
 };
 
 // One storage buffer of the shader, at set 0.
@@ -107,6 +111,9 @@ enum ControlFlag : uint32_t {
   // barrier() returned in a subgroup before every other subgroup of the workgroup
   // had arrived or ended (seen once on lavapipe, see translate.cpp's drain()).
   kFlagBarrierEarly = 1u << 4,
+  // The single warp of the launch had committed max_steps steps and was not done
+  // (TranslateOptions::exact_step_limit): the launch ends step_limit.
+  kFlagStepLimit = 1u << 5,
 };
 
 // Iterations (plus one per loop entry) a subgroup may spend in all the translated
@@ -122,6 +129,10 @@ struct Translation {
   uint32_t workgroups = 0;              // dispatched along x
   uint32_t total_warps = 0;
   uint64_t max_steps = 0;
+  bool exact_step_limit = false;  // TranslateOptions::exact_step_limit
+  // Some instruction stores to memory or is an atomic: without any, the warps see
+  // nothing of each other but barriers (decode_control's events of several warps).
+  bool writes_memory = false;
   std::vector<std::string> buffer_names;  // exec::Program::buffers' names, by index
 };
 
@@ -137,10 +148,17 @@ TranslateResult translate(const host::Loaded& loaded, const TranslateOptions& op
 struct DeviceOutcome {
   // Deadlock: a warp was blocked at a barrier that cannot complete (bar.exited,
   // exec.status.deadlock); the buffers are the final state as for the others.
-  enum class Kind { Completed, Trapped, Deadlock, NotReproduced } kind = Kind::Completed;
+  // StepLimit: only with exact_step_limit (exec.status.step_limit).
+  enum class Kind { Completed, Trapped, Deadlock, StepLimit, NotReproduced } kind = Kind::Completed;
   std::optional<exec::EventInfo> event;  // Trapped
   uint64_t steps = 0;                    // committed by all warps
   std::string reason;                    // NotReproduced: why the outcome is not the reference's
+  // NotReproduced because the launch, of one warp, reached max_steps: a run with
+  // exact_step_limit reproduces it.
+  bool retry_exact = false;
+  // NotReproduced because of how the device happened to interleave warps this time
+  // (kFlagAtomicInterleaved, kFlagSlmContention): another dispatch may reproduce it.
+  bool transient = false;
   // The reference status this outcome stands for (NotReproduced: none).
   std::optional<exec::Status> status() const;
 };
