@@ -313,8 +313,7 @@ class Translator {
   void begin(const std::string& text) {
     line("// pc " + std::to_string(cur_pc_) + ": " + text);
     if (opt_.exact_step_limit) {
-      line("if (steps >= " + u32(step_cap()) + ") { flag(" + u32(kFlagStepLimit) +
-           "); finish(); return; }");
+      line("if (steps >= " + u32(step_cap()) + ") { stop(" + u32(kFlagStepLimit) + "); return; }");
     }
   }
 
@@ -324,7 +323,6 @@ class Translator {
              const std::string& space = "0u") {
     line("raise_event(" + u32(static_cast<uint32_t>(e)) + ", " + u32(cur_pc_) + ", " + lane + ", " +
          addr + ", " + space + ");");
-    line("finish();");
     line("return;");
   }
 
@@ -762,7 +760,6 @@ class Translator {
       line("raise_event(mis ? " + mis + " : " + oob + ", " + u32(cur_pc_) + ", 0xffffffffu, a, " +
            u32(sp.index) + ");");
     }
-    line("finish();");
     line("return;");
     --indent_;
     line("}");
@@ -987,7 +984,6 @@ class Translator {
       line("raise_event(mis ? " + u32(static_cast<uint32_t>(isa::Event::MemMisaligned)) + " : " +
            u32(static_cast<uint32_t>(isa::Event::MemOutOfBounds)) + ", " + u32(cur_pc_) +
            ", l, la, " + u32(sp.index) + ");");
-      line("finish();");
       line("return;");
       --indent_;
       line("}");
@@ -1020,7 +1016,6 @@ class Translator {
         step();
         line("if (!subgroupAny(live)) {  // the warp is done");
         ++indent_;
-        line("finish();");
         line("return;");
         --indent_;
         line("}");
@@ -1062,12 +1057,11 @@ class Translator {
     line("uint arrived = at - bar_seen;");
     line("bar_seen = at;");
     // Every warp is either arriving or ended; otherwise barrier() did not wait for all.
-    line("if (arrived + ended != " + u32(cfg_.warps) + ") { flag(" + u32(kFlagBarrierEarly) +
-         "); finish(); return; }");
+    line("if (arrived + ended != " + u32(cfg_.warps) + ") { stop(" + u32(kFlagBarrierEarly) +
+         "); return; }");
     line("if (arrived != " + u32(cfg_.warps) + ") {  // bar.exited: blocked forever");
     ++indent_;
     line("if (subgroupElect()) atomicAdd(ctl.w[" + u32(kCtlBlocked) + "], 1u);");
-    line("finish();");
     line("return;");
     --indent_;
     line("}");
@@ -1185,11 +1179,9 @@ class Translator {
     line("iters += 1u;");
     line("while (true) {");
     ++indent_;
-    line("if (iters >= " + u32(kLoopBudget) + ") { flag(" + u32(kFlagLoopBudget) +
-         "); finish(); return; }");
+    line("if (iters >= " + u32(kLoopBudget) + ") { stop(" + u32(kFlagLoopBudget) + "); return; }");
     line("iters += 1u;");
-    line("if (steps >= " + u32(step_cap()) + ") { flag(" + u32(kFlagStepBudget) +
-         "); finish(); return; }");
+    line("if (steps >= " + u32(step_cap()) + ") { stop(" + u32(kFlagStepBudget) + "); return; }");
   }
 
   uint32_t step_cap() const {
@@ -1318,21 +1310,39 @@ class Translator {
       << "    atomicAdd(ctl.w[" << kCtlWarpsEnded << "], 1u);\n"
       << "  }\n"
       << "}\n"
-      << "// An event (events.md): the first one raised in the launch is recorded.\n"
+      // Ending the warp is written once, in main(), after run() returns: each event
+      // site or budget check only notes why (GLSL inlines every call, and lavapipe
+      // compiles each atomic into a loop over the lanes, so per-site atomics made the
+      // shaders several times slower to compile).
+      << "// An event (events.md), noted by the raising warp; main() records it.\n"
+         "bool ev_raised = false;\n"
+         "uint ev_code, ev_pc, ev_lane, ev_addr, ev_space;\n"
          "void raise_event(uint code, uint pc, uint lane, uint addr, uint space) {\n"
+         "  ev_raised = true;\n"
+         "  ev_code = code;\n"
+         "  ev_pc = pc;\n"
+         "  ev_lane = lane;\n"
+         "  ev_addr = addr;\n"
+         "  ev_space = space;\n"
+         "}\n"
+         "// The first event raised in the launch is recorded.\n"
+         "void record_event() {\n"
          "  if (subgroupElect()) {\n"
       << "    atomicAdd(ctl.w[" << kCtlEvents << "], 1u);\n"
       << "    if (atomicCompSwap(ctl.w[" << kCtlClaim << "], 0u, 1u) == 0u) {\n"
-      << "      ctl.w[" << kCtlCode << "] = code;\n"
+      << "      ctl.w[" << kCtlCode << "] = ev_code;\n"
       << "      ctl.w[" << kCtlWarp << "] = gwarp;\n"
-      << "      ctl.w[" << kCtlPc << "] = pc;\n"
-      << "      ctl.w[" << kCtlLane << "] = lane;\n"
-      << "      ctl.w[" << kCtlAddr << "] = addr;\n"
-      << "      ctl.w[" << kCtlSpace << "] = space;\n"
+      << "      ctl.w[" << kCtlPc << "] = ev_pc;\n"
+      << "      ctl.w[" << kCtlLane << "] = ev_lane;\n"
+      << "      ctl.w[" << kCtlAddr << "] = ev_addr;\n"
+      << "      ctl.w[" << kCtlSpace << "] = ev_space;\n"
       << "      ctl.w[" << kCtlEventSteps << "] = steps;\n"
       << "    }\n"
          "  }\n"
          "}\n"
+         "// A budget or a check stopped the warp (kFlag* bits); main() sets the flags.\n"
+         "uint stop_flags = 0u;\n"
+         "void stop(uint bits) { stop_flags |= bits; }\n"
          "uint mulhi_s(uint a, uint b) { int hi, lo; imulExtended(int(a), int(b), hi, lo); "
          "return uint(hi); }\n"
          "uint mulhi_u(uint a, uint b) { uint hi, lo; umulExtended(a, b, hi, lo); return hi; }\n"
@@ -1413,7 +1423,11 @@ class Translator {
     // another subgroup's loop contained a (not executed) call of drain(). It also
     // lets the arriving subgroups through when another ends (returns from run())
     // while they wait: the round's check then reports kFlagBarrierEarly.
-    o << "  run(warp, wg);\n" << (uses_bar_ ? "  drain();\n" : "") << "}\n";
+    o << "  run(warp, wg);\n"
+         "  if (ev_raised) record_event();\n"
+         "  if (stop_flags != 0u) flag(stop_flags);\n"
+         "  finish();\n"
+      << (uses_bar_ ? "  drain();\n" : "") << "}\n";
     return head + o.str();
   }
 
