@@ -38,9 +38,13 @@
 //   the callee at each call (call_overflow at the static depth call_depth, so
 //   recursion is reproduced too, up to a size limit); mask_overflow at the static
 //   depth mask_depth.
+// - %exec, %exec_lo, %exec_hi: read once before the instruction (a ballot of act);
+//   written by `mov` per invocation (state.special.exec), the mask stack untouched.
+// - max_steps: a launch of one warp translated with exact_step_limit ends
+//   step_limit before the instruction that would be step max_steps + 1.
 // Not translated (unsupported): the raw branch primitives (cbr, jmp, push, invert,
-// pop, lpush, brk, cont, lnext written in the program) and writes to %exec: the
-// emulation keeps every warp in subgroup-uniform structured flow.
+// pop, lpush, brk, cont, lnext written in the program): the emulation keeps every
+// warp in subgroup-uniform structured flow.
 #pragma once
 
 #include <cstdint>
