@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -569,22 +570,39 @@ void main() {
 }
 )";
 
-// Times out after 2 s on a shader that would run for minutes, then tries again.
-int child_timeout() {
+// The child processes' device, kLongShader's SPIR-V and pipeline and a 4-byte
+// buffer; nullopt (after printing the error) when any is missing.
+struct LongShaderSetup {
+  Device* dev = nullptr;
+  std::vector<uint32_t> spirv;
+  Pipeline pipeline;
+  Buffer buffer;
+};
+std::optional<LongShaderSetup> long_shader_setup() {
   auto d = Device::get();
   if (!d.ok()) {
     std::printf("error=%s\n", d.error().to_string().c_str());
-    return 1;
+    return std::nullopt;
   }
-  Device& dev = *d.value();
   auto spirv = glsl_compile(kLongShader);
   if (!spirv.ok()) {
     std::printf("error=%s\n", spirv.error().to_string().c_str());
-    return 1;
+    return std::nullopt;
   }
-  auto p = dev.create_pipeline(*spirv);
-  auto b = dev.create_buffer(4);
-  if (!p.ok() || !b.ok()) return 1;
+  auto p = d.value()->create_pipeline(*spirv);
+  auto b = d.value()->create_buffer(4);
+  if (!p.ok() || !b.ok()) return std::nullopt;
+  return LongShaderSetup{d.value(), std::move(spirv).value(), std::move(p).value(),
+                         std::move(b).value()};
+}
+
+// Times out after 2 s on a shader that would run for minutes, then tries again.
+int child_timeout() {
+  auto setup = long_shader_setup();
+  if (!setup) return 1;
+  Device& dev = *setup->dev;
+  auto* p = &setup->pipeline;
+  auto* b = &setup->buffer;
   const uint32_t groups = dev.info().max_workgroup_count_x;
   const auto start = std::chrono::steady_clock::now();
   Status first = dev.dispatch(*p, {&*b}, groups, 2s);
@@ -601,20 +619,12 @@ int child_timeout() {
 // Times out after 0.1 s on a shader of about 3 s, waits until the device is no
 // longer busy, and dispatches again.
 int child_recover() {
-  auto d = Device::get();
-  if (!d.ok()) {
-    std::printf("error=%s\n", d.error().to_string().c_str());
-    return 1;
-  }
-  Device& dev = *d.value();
-  auto spirv = glsl_compile(kLongShader);
-  if (!spirv.ok()) {
-    std::printf("error=%s\n", spirv.error().to_string().c_str());
-    return 1;
-  }
-  auto p = dev.create_pipeline(*spirv);
-  auto b = dev.create_buffer(4);
-  if (!p.ok() || !b.ok()) return 1;
+  auto setup = long_shader_setup();
+  if (!setup) return 1;
+  Device& dev = *setup->dev;
+  auto* spirv = &setup->spirv;
+  auto* p = &setup->pipeline;
+  auto* b = &setup->buffer;
   Status first = dev.dispatch(*p, {&*b}, 700, 100ms);
   std::printf("first=%s\n", first.ok() ? "ok" : kind_name(first.error().kind));
   {

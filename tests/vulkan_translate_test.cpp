@@ -249,6 +249,20 @@ TEST(VulkanTranslate, StraightLineAlu) {
 )");
 }
 
+// Translates `text` with the device's options and runs it, for tests that look at
+// the device's outcome itself; a fatal failure if it does not translate or run.
+void translate_and_run(std::string_view text, DeviceRun& got) {
+  auto dev = Device::get();
+  if (!dev.ok()) SIMT_NO_VULKAN_DEVICE(dev.error().to_string());
+  TranslateOptions topt = options_of(**dev);
+  host::Loaded loaded = load(text, topt.subgroup_size);
+  ASSERT_TRUE(loaded.program);
+  TranslateResult tr = translate(loaded, topt);
+  ASSERT_TRUE(tr.ok()) << tr.unsupported;
+  got = run_on_device(**dev, *tr.translation);
+  ASSERT_EQ(got.failure, "");
+}
+
 // state.special.exec: reads of %exec (also inside a select, whose operands GLSL
 // evaluates lazily) and writes that narrow and restore exec, in divergent code.
 TEST(VulkanTranslate, ExecReadsAndWrites) {
@@ -330,15 +344,9 @@ TEST(VulkanTranslate, ExactStepLimitInALaunchOfOneWarp) {
 )",
                           exec::Status::Completed, false, true);
 
-  auto dev = Device::get();
-  if (!dev.ok()) SIMT_NO_VULKAN_DEVICE(dev.error().to_string());
-  TranslateOptions topt = options_of(**dev);
-  host::Loaded loaded = load(looping, topt.subgroup_size);
-  ASSERT_TRUE(loaded.program);
-  TranslateResult tr = translate(loaded, topt);
-  ASSERT_TRUE(tr.ok()) << tr.unsupported;
-  DeviceRun got = run_on_device(**dev, *tr.translation);
-  ASSERT_EQ(got.failure, "");
+  DeviceRun got;
+  translate_and_run(looping, got);
+  if (HasFatalFailure() || IsSkipped()) return;
   EXPECT_EQ(got.outcome.kind, DeviceOutcome::Kind::NotReproduced);
   EXPECT_TRUE(got.outcome.retry_exact) << got.outcome.reason;
 }
@@ -367,15 +375,9 @@ TEST(VulkanTranslate, EventInALaunchOfSeveralWarps) {
   check_against_reference(quiet, exec::Status::Trapped);
   std::string writing = quiet;
   writing.replace(writing.find("    exit"), 8, "    st out[0], v4\n    exit");
-  auto dev = Device::get();
-  if (!dev.ok()) SIMT_NO_VULKAN_DEVICE(dev.error().to_string());
-  TranslateOptions topt = options_of(**dev);
-  host::Loaded loaded = load(writing, topt.subgroup_size);
-  ASSERT_TRUE(loaded.program);
-  TranslateResult tr = translate(loaded, topt);
-  ASSERT_TRUE(tr.ok()) << tr.unsupported;
-  DeviceRun got = run_on_device(**dev, *tr.translation);
-  ASSERT_EQ(got.failure, "");
+  DeviceRun got;
+  translate_and_run(writing, got);
+  if (HasFatalFailure() || IsSkipped()) return;
   EXPECT_EQ(got.outcome.kind, DeviceOutcome::Kind::NotReproduced);
   EXPECT_NE(got.outcome.reason.find("write memory"), std::string::npos) << got.outcome.reason;
 }
