@@ -1,5 +1,6 @@
 // `simtspec fuzz`: generated programs against the invariant oracles
 // (spec/oracles.md, oracle.fuzz).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -159,7 +160,17 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
       checked_nothing = true;
     }
   }
-  if (a.stats) print_stats(r);
+  if (a.stats) {
+    print_stats(r);
+    for (const auto& [name, st] : r.stats) {
+      if (st.unsupported_reasons.empty()) continue;
+      std::cout << "unsupported " << name << ":\n";
+      std::vector<std::pair<uint64_t, std::string>> by_count;
+      for (const auto& [why, n] : st.unsupported_reasons) by_count.emplace_back(n, why);
+      std::sort(by_count.rbegin(), by_count.rend());
+      for (const auto& [n, why] : by_count) std::cout << "  " << n << "  " << why << "\n";
+    }
+  }
   char total[128];
   std::snprintf(
       total, sizeof total, "fuzz: %llu programs in %.1f s (%.0f programs/s), %zu failure(s)",

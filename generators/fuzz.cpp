@@ -304,6 +304,7 @@ class Run {
     switch (r.verdict) {
       case Verdict::Unsupported:
         if (!st.unsupported++) st.unsupported_reason = r.message;
+        ++st.unsupported_reasons[r.message.substr(0, std::min<size_t>(r.message.find(" ("), 160))];
         break;
       case Verdict::Error:
         ++st.errors;

@@ -60,6 +60,9 @@ struct InvariantStats {
   uint64_t programs = 0;           // generated, including unsupported ones
   uint64_t unsupported = 0;        // not run: the runner lacks a capability they need
   std::string unsupported_reason;  // the first such
+  // Unsupported programs by reason: the message up to its first " (" (details such
+  // as a seed or a first difference dropped), at most 160 characters.
+  std::map<std::string, uint64_t> unsupported_reasons;
   uint64_t failures = 0;
   uint64_t errors = 0;  // programs whose check went wrong (FuzzResult::errors)
   double seconds = 0;   // summed over jobs

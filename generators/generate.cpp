@@ -161,7 +161,8 @@ Kind choose_kind(const Ctx& c, int size) {
                                {1, Kind::ScalarLoad},
                                {o.raw && nest ? 2u : 0u, Kind::Skip},
                                {o.raw && nest && c.counted < 2 ? 1u : 0u, Kind::CountedLoop},
-                               {c.recurse_ok ? 2u : 0u, Kind::Recurse},
+                               // Recursion is guarded with cbr and jmp (program.cpp).
+                               {c.recurse_ok && o.raw ? 2u : 0u, Kind::Recurse},
                                {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
                                {c.traps ? 4u : 0u, Kind::Trap}});
   }
@@ -484,6 +485,10 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
     o.random_policy = caps->policies.count("random") > 0;
     o.communicate = o.communicate && caps->features.count("xlane") && caps->features.count("mem") &&
                     caps->features.count("bar");
+    // Raw primitive forms only for a runner that takes every branch primitive.
+    if (!caps->all_instructions)
+      for (const char* m : {"cbr", "jmp", "push", "invert", "pop", "lpush", "brk", "cont", "lnext"})
+        if (!caps->instructions.count(m)) o.raw = false;
   }
   return o;
 }

@@ -80,6 +80,49 @@ std::string outcome_difference(const model::Outcome& want, const model::Outcome&
   return "";
 }
 
+// The request that runs a generated program on ctx.runner: its text, with the
+// resolved launch configuration.
+runners::RunRequest runner_request(const host::Loaded& loaded, const std::string& text) {
+  runners::RunRequest req;
+  req.program = text;
+  req.config = runners::run_config(loaded.config);
+  return req;
+}
+
+// Whether ctx.runner can run `req`: it has every capability the program needs
+// (runner.capabilities), and for a runner with its own scheduler the outcome does
+// not depend on the policy (runner.own_scheduler). Otherwise c.unsupported says why.
+bool runnable(const host::Loaded& loaded, const runners::RunRequest& req, OracleContext& ctx,
+              Check& c) {
+  const runners::Capabilities& caps = ctx.runner->capabilities();
+  const bool own_scheduler = caps.extras.count("own_scheduler") > 0;
+  std::vector<std::string> needs = req.config.needs();
+  if (own_scheduler)
+    std::erase_if(needs, [](const std::string& n) { return n.rfind("policy:", 0) == 0; });
+  const Uses uses = uses_of(*loaded.program);
+  for (const auto& f : uses.features) needs.push_back("feature:" + f);
+  // format.requires: the mnemonics as written (structured statements need none).
+  for (const auto& st : loaded.ast.stmts)
+    if (st.kind == syntax::StmtKind::Instr)
+      needs.push_back("instr:" + std::string(isa::info(st.op).mnemonic));
+  if (auto miss = caps.missing(needs)) {
+    c.unsupported = "the runner lacks " + *miss;
+    return false;
+  }
+  if (own_scheduler) {
+    harness::Layout l;
+    l.wave = loaded.config.wave;
+    l.simd = loaded.config.simd_width();
+    l.warps = loaded.config.warps;
+    l.workgroups = loaded.config.workgroups;
+    if (std::string why = harness::policy_dependence(req, l); !why.empty()) {
+      c.unsupported = why;
+      return false;
+    }
+  }
+  return true;
+}
+
 // The outcome of the program on the implementation under test: the reference in
 // process, or ctx.runner. Unset (with c.unsupported or a failure in c) if it
 // could not be run.
@@ -87,18 +130,13 @@ std::optional<model::Outcome> run_implementation(const host::Loaded& loaded,
                                                  const std::string& text, OracleContext& ctx,
                                                  Check& c) {
   if (!ctx.runner) return runners::to_model(Machine(loaded.program).run());
-  runners::RunRequest req;
-  req.program = text;
-  req.config = runners::run_config(loaded.config);
-  std::vector<std::string> needs = req.config.needs();
-  const Uses uses = uses_of(*loaded.program);
-  for (const auto& f : uses.features) needs.push_back("feature:" + f);
-  for (const auto& m : uses.mnemonics) needs.push_back("instr:" + m);
-  if (auto miss = ctx.runner->capabilities().missing(needs)) {
-    c.unsupported = "the runner lacks " + *miss;
+  runners::RunRequest req = runner_request(loaded, text);
+  if (!runnable(loaded, req, ctx, c)) return std::nullopt;
+  runners::RunResult got = ctx.runner->run(req);
+  if (got.kind == runners::RunResult::Kind::Unsupported) {
+    c.unsupported = "the implementation: " + got.message;
     return std::nullopt;
   }
-  runners::RunResult got = ctx.runner->run(req);
   if (got.kind == runners::RunResult::Kind::Error) {
     c = failing(ctx.runner->name() + " failed to run the program: " + got.message);
     return std::nullopt;
@@ -459,21 +497,16 @@ Check differential(const Program& p, const std::string& text, OracleContext& ctx
   if (!ctx.runner) return failing("differential needs an implementation to compare (--runner)");
   auto loaded = load(text, c);
   if (!loaded) return c;
-  runners::RunRequest req;
-  req.program = text;
-  req.config = runners::run_config(loaded->config);
-  std::vector<std::string> needs = req.config.needs();
-  const Uses uses = uses_of(*loaded->program);
-  for (const auto& f : uses.features) needs.push_back("feature:" + f);
-  for (const auto& m : uses.mnemonics) needs.push_back("instr:" + m);
-  if (auto miss = ctx.runner->capabilities().missing(needs)) {
-    c.unsupported = "the runner lacks " + *miss;
-    return c;
-  }
+  runners::RunRequest req = runner_request(*loaded, text);
   runners::RunResult ref = runners::run_loaded(loaded->program, false);
   c.expected = ref.outcome;
   if (!status_as_intended(p, ref.outcome.status, "on the reference the program", c)) return c;
+  if (!runnable(*loaded, req, ctx, c)) return c;
   runners::RunResult got = ctx.runner->run(req);
+  if (got.kind == runners::RunResult::Kind::Unsupported) {
+    c.unsupported = "the implementation: " + got.message;
+    return c;
+  }
   if (got.kind == runners::RunResult::Kind::Error)
     return c.ok = false,
            c.message = ctx.runner->name() + " failed to run the program: " + got.message, c;

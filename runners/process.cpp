@@ -18,6 +18,7 @@
 
 #include "host/host.h"
 #include "host/toml_text.h"
+#include "isa/isa.h"
 #include "protocol.h"
 
 extern char** environ;
@@ -180,6 +181,10 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
     } else {
       list.clear();
       if (auto e = r.strings(*v, "capabilities.instructions", list)) return *e;
+      for (size_t i = 0; i < list.size(); ++i)
+        if (!isa::find(list[i]))
+          return r.at(v->as_array()[i]) + "capabilities.instructions: unknown mnemonic '" +
+                 list[i] + "'";
       s.caps.all_instructions = false;
       s.caps.instructions.insert(list.begin(), list.end());
     }
@@ -187,6 +192,12 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
   if (const auto* v = r.find(c, "extras")) {
     list.clear();
     if (auto e = r.strings(*v, "capabilities.extras", list)) return *e;
+    static const std::set<std::string> known = {"validate", "livelock", "trace", "no_validate",
+                                                "own_scheduler"};
+    for (size_t i = 0; i < list.size(); ++i)
+      if (!known.count(list[i]))
+        return r.at(v->as_array()[i]) + "capabilities.extras: unknown extra '" + list[i] +
+               "' (known: validate, livelock, trace, no_validate, own_scheduler)";
     s.caps.extras.insert(list.begin(), list.end());
   }
   return s;

@@ -69,7 +69,9 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
 json::Value result_json(const RunResult& r) {
   if (r.kind == RunResult::Kind::Outcome) return model::to_json(r.outcome);
   json::Value v;
-  v["status"] = r.kind == RunResult::Kind::Rejected ? "rejected" : "error";
+  v["status"] = r.kind == RunResult::Kind::Rejected      ? "rejected"
+                : r.kind == RunResult::Kind::Unsupported ? "unsupported"
+                                                         : "error";
   v["message"] = r.message;
   if (r.line) v["line"] = *r.line;
   return v;
@@ -139,6 +141,15 @@ RunResult parse_response_line(const std::string& line, int64_t expected_id) {
       if (l.is_string() && r.trace.size() < kMaxTraceLines) r.trace.push_back(l.as_string());
   if (s == "error") {
     r.message = "the implementation reported an error: " + message();
+    return r;
+  }
+  if (s == "unsupported") {  // runner.protocol.response: the reason is the message
+    r.kind = RunResult::Kind::Unsupported;
+    r.message = message();
+    if (r.message.empty()) {
+      r.kind = RunResult::Kind::Error;
+      r.message = "protocol violation: status unsupported without a \"message\" giving the reason";
+    }
     return r;
   }
   if (s == "rejected") {

@@ -90,9 +90,11 @@ struct RunRequest {
 };
 
 struct RunResult {
-  enum class Kind { Outcome, Rejected, Error } kind = Kind::Error;
+  // Unsupported (runner.protocol.response): the implementation cannot run this
+  // program or configuration and says why; the harness reports `unsupported`.
+  enum class Kind { Outcome, Rejected, Error, Unsupported } kind = Kind::Error;
   model::Outcome outcome;          // Kind::Outcome
-  std::string message;             // Rejected, Error
+  std::string message;             // Rejected, Error, Unsupported
   std::optional<uint32_t> line;    // Rejected: line of the first error
   std::string stderr_text;         // what the implementation wrote to stderr
   std::vector<std::string> trace;  // when requested and supported

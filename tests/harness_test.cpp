@@ -398,10 +398,11 @@ TEST(Harness, RunsOnTheReferenceAndMapsExpectedFailures) {
 class FunctionRunner final : public runners::Runner {
  public:
   using Fn = std::function<runners::RunResult(const runners::RunRequest&)>;
-  explicit FunctionRunner(Fn fn) : fn_(std::move(fn)) {}
+  explicit FunctionRunner(Fn fn) : fn_(std::move(fn)) { caps_ = ref_->capabilities(); }
   std::string name() const override { return "function"; }
   std::string version() const override { return "1"; }
-  const runners::Capabilities& capabilities() const override { return ref_->capabilities(); }
+  const runners::Capabilities& capabilities() const override { return caps_; }
+  runners::Capabilities caps_;
   runners::RunResult run(const runners::RunRequest& req) override {
     std::lock_guard<std::mutex> g(mu_);
     return fn_(req);
@@ -412,6 +413,99 @@ class FunctionRunner final : public runners::Runner {
   std::unique_ptr<runners::Runner> ref_ = runners::make_reference_runner();
   std::mutex mu_;
 };
+
+// runner.own_scheduler: a runner that schedules warps itself gets only the
+// configurations whose outcome is the same under every policy (whatever policies
+// it lists), each reported with the policy `own`; the others are unsupported with
+// the difference, and never reach the runner. runner.harness: an `unsupported`
+// answer is an unsupported result with the implementation's reason.
+TEST(Harness, OwnSchedulerRunsOnlyPolicyIndependentConfigurations) {
+  fs::path dir = temp_dir("own_scheduler");
+  write(dir / "good.simt", kGood);
+  // Two warps store to one word: warp 0 after three nops, warp 1 at once. The last
+  // store wins, and which is last depends on the policy.
+  write(dir / "race.simt", R"(; simtspec-test 1
+; id = "demo.race"
+; title = "the last of two warps' stores to one word wins"
+; clauses = ["exec.sched"]
+; features = ["alu", "mem"]
+; [matrix]
+; policy = ["round_robin", "oldest_first"]
+; [expect]
+; status = "completed"
+; [expect.buffers.out]
+; values = [1]
+.wave 8
+.warps 2
+.buffer out u32[1] out
+    mov s0, %warp
+    cmp.eq p0, s0, 0
+    if p0
+      nop
+      nop
+      nop
+    endif
+    st out[0], s0
+    exit
+)");
+  write(dir / "refused.simt",
+        replace(replace(kGood, "demo.add", "demo.refused"), "shl v9", "shl v8"));
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  size_t requests = 0;
+  FunctionRunner own([&](const runners::RunRequest& req) {
+    ++requests;
+    if (req.program.find("demo.refused") != std::string::npos) {
+      runners::RunResult r;
+      r.kind = runners::RunResult::Kind::Unsupported;
+      r.message = "no shl v8 here";
+      return r;
+    }
+    return runners::run_reference(req);
+  });
+  own.caps_.extras.insert("own_scheduler");
+  own.caps_.policies.clear();  // not consulted
+  harness::Options o;
+  std::map<std::string, std::vector<json::Value>> by_id;
+  auto sum = harness::run(own, suite, harness::select(suite, o), o, [&](const json::Value& r) {
+    by_id[r.find("id")->as_string()].push_back(r);
+  });
+  EXPECT_EQ(sum.counts["pass"], 4u);         // demo.add: wave 8 and 32, both policies
+  EXPECT_EQ(sum.counts["unsupported"], 6u);  // demo.race twice, demo.refused four times
+  EXPECT_EQ(requests, 8u);                   // demo.race never reached the runner
+  for (const auto& r : by_id["demo.add"])
+    EXPECT_EQ(r.find("config")->find("policy")->as_string(), "own");
+  for (const auto& r : by_id["demo.race"]) {
+    EXPECT_EQ(r.find("status")->as_string(), "unsupported");
+    const std::string msg = r.find("message")->as_string();
+    EXPECT_NE(msg.find("depends on the scheduling policy"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("own_scheduler"), std::string::npos) << msg;
+  }
+  for (const auto& r : by_id["demo.refused"])
+    EXPECT_EQ(r.find("message")->as_string(), "the implementation: no shl v8 here");
+  // The same runner without own_scheduler but with the policies: demo.race runs.
+  own.caps_.extras.erase("own_scheduler");
+  own.caps_.policies = {"round_robin", "oldest_first", "random"};
+  requests = 0;
+  sum = harness::run(own, suite, harness::select(suite, o), o, [](const json::Value&) {});
+  EXPECT_EQ(requests, 10u);
+  fs::remove_all(dir);
+}
+
+// runner.protocol.response: `unsupported` carries its reason; without one it is a
+// protocol violation.
+TEST(Protocol, UnsupportedAnswerCarriesItsReason) {
+  using K = runners::RunResult::Kind;
+  auto r = runners::parse_response_line(
+      R"({"id": 3, "status": "unsupported", "message": "no shuffles"})", 3);
+  EXPECT_EQ(r.kind, K::Unsupported);
+  EXPECT_EQ(r.message, "no shuffles");
+  EXPECT_EQ(runners::parse_response_line(json::dump(runners::response_json(r, 4)), 4).kind,
+            K::Unsupported);
+  r = runners::parse_response_line(R"({"id": 3, "status": "unsupported"})", 3);
+  EXPECT_EQ(r.kind, K::Error);
+  EXPECT_NE(r.message.find("protocol violation"), std::string::npos) << r.message;
+}
 
 // runner.protocol.request: the harness sends the settings the test configuration
 // sets (its matrix entry), max_steps when it caps the steps, and validate = false
@@ -778,6 +872,18 @@ TEST(ProcessRunner, DescriptionErrors) {
   EXPECT_EQ(s.caps.missing({"wave:8", "feature:alu", "instr:add"}), std::nullopt);
   EXPECT_EQ(s.caps.missing({"wave:8", "instr:mul"}), std::optional<std::string>("instr:mul"));
   EXPECT_EQ(s.caps.missing({"policy:random"}), std::optional<std::string>("policy:random"));
+  // runner.toml: a mnemonic or an extra that does not exist is a located error.
+  auto bad = [](const std::string& caps) {
+    auto r = runners::parse_process_spec(
+        "name = \"x\"\ncommand = \"y\"\n[capabilities]\nwaves=[8]\nfeatures=[]\n" + caps, "b.toml");
+    return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string();
+  };
+  EXPECT_EQ(bad("instructions = [\"add\", \"fma\"]\n"),
+            "b.toml:6: capabilities.instructions: unknown mnemonic 'fma'");
+  EXPECT_EQ(bad("extras = [\"own_schedular\"]\n")
+                .rfind("b.toml:6: capabilities.extras: unknown extra 'own_schedular'", 0),
+            0u);
+  EXPECT_EQ(bad("extras = [\"own_scheduler\", \"trace\"]\n"), "");
 }
 
 // runner.toml: problems name the file, the line and the key.

@@ -1,5 +1,8 @@
 #include "compare.h"
 
+#include "exec/config.h"
+#include "reference.h"
+
 namespace simt::harness {
 
 using runners::RunResult;
@@ -275,6 +278,42 @@ Verdict compare_with_reference(const RunResult& ref, const RunResult& a, const L
                 field_diff("buffers", static_cast<uint64_t>(r.buffers.size()),
                            static_cast<uint64_t>(o.buffers.size())));
   return v;
+}
+
+std::string policy_dependence(const runners::RunRequest& req, const Layout& l) {
+  runners::RunRequest base = req;
+  base.trace = false;
+  base.config.policy = "round_robin";
+  base.config.seed.reset();
+  const RunResult first = runners::run_reference(base);
+  if (first.kind != RunResult::Kind::Outcome) return "";
+  struct Variant {
+    exec::Policy policy;
+    uint64_t seed;
+  };
+  static constexpr Variant kVariants[] = {{exec::Policy::LowestPcFirst, 0},
+                                          {exec::Policy::OldestFirst, 0},
+                                          {exec::Policy::Random, 1},
+                                          {exec::Policy::Random, 2},
+                                          {exec::Policy::Random, 3}};
+  for (const Variant& var : kVariants) {
+    runners::RunRequest other = base;
+    other.config.policy = std::string(exec::policy_name(var.policy));
+    std::string name = *other.config.policy;
+    if (var.policy == exec::Policy::Random) {
+      other.config.seed = var.seed;
+      name += " (seed " + std::to_string(var.seed) + ")";
+    }
+    Verdict v = compare_with_reference(first, runners::run_reference(other), l);
+    if (!v.ok) {
+      // The verdict speaks of "the reference" and "the implementation": here they are
+      // round_robin and the other policy.
+      return "the outcome depends on the scheduling policy: under " + name +
+             " it differs from round_robin's (taking round_robin's as the reference's: " +
+             v.message + ")";
+    }
+  }
+  return "";
 }
 
 }  // namespace simt::harness

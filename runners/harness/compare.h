@@ -32,4 +32,10 @@ Verdict check_expectation(const Expectation& x, const runners::RunResult& actual
 Verdict compare_with_reference(const runners::RunResult& ref, const runners::RunResult& actual,
                                const Layout& l);
 
+// runner.own_scheduler: runs `req` on the reference under round_robin,
+// lowest_pc_first, oldest_first and random with seeds 1, 2, 3. Empty when the six
+// outcomes are equal (or the reference rejects the program); otherwise why not:
+// the first policy whose outcome differs from round_robin's, and the difference.
+std::string policy_dependence(const runners::RunRequest& req, const Layout& l);
+
 }  // namespace simt::harness

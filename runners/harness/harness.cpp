@@ -168,7 +168,8 @@ Prepared prepare(const Case& c, const Options& o) {
     cfg = loaded.loaded->config;
     for (const auto& b : loaded.loaded->program->buffers)
       if (b.mode != syntax::BufferMode::In) p.layout.buffer_len[b.name] = b.count;
-    for (const auto& st : loaded.loaded->expanded.stmts)
+    // format.requires: the mnemonics as written, not those of the expansion.
+    for (const auto& st : loaded.loaded->ast.stmts)
       if (st.kind == syntax::StmtKind::Instr)
         mnemonics.insert(std::string(isa::info(st.op).mnemonic));
   } else {
@@ -264,6 +265,10 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return rec;
   };
+  // runner.own_scheduler: the runner's policies are not consulted.
+  const bool own_scheduler = runner.capabilities().extras.count("own_scheduler") > 0;
+  if (own_scheduler)
+    std::erase_if(p.needs, [](const std::string& n) { return n.rfind("policy:", 0) == 0; });
   if (auto miss = runner.capabilities().missing(p.needs)) {
     rec["checks"] = 0;
     return finish("unsupported", "the runner lacks " + *miss);
@@ -272,8 +277,19 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   req.program = t.source;
   req.config = p.request;
   req.validate = t.validate;
+  if (own_scheduler) {
+    rec["config"]["policy"] = "own";
+    if (std::string why = policy_dependence(req, p.layout); !why.empty()) {
+      rec["checks"] = 0;
+      return finish("unsupported", why + "; the runner schedules warps itself (own_scheduler)");
+    }
+  }
   RunResult actual = runner.run(req);
   if (!actual.stderr_text.empty()) rec["stderr"] = actual.stderr_text.substr(0, 16384);
+  if (actual.kind == RunResult::Kind::Unsupported) {  // runner.harness
+    rec["checks"] = 0;
+    return finish("unsupported", "the implementation: " + actual.message);
+  }
   if (actual.kind == RunResult::Kind::Error) {
     rec["checks"] = 0;
     rec["actual"] = result_json(actual);
