@@ -313,7 +313,8 @@ class Translator {
   void begin(const std::string& text) {
     line("// pc " + std::to_string(cur_pc_) + ": " + text);
     if (opt_.exact_step_limit) {
-      line("if (steps >= " + u32(step_cap()) + ") { stop(" + u32(kFlagStepLimit) + "); return; }");
+      line("if (steps >= " + u32(step_cap()) + ") { note_flags(" + u32(kFlagStepLimit) +
+           "); return; }");
     }
   }
 
@@ -955,7 +956,7 @@ class Translator {
             "subgroupShuffle(old, j); if (!found && on && oa == a) { found = true; seen_other = oo "
             "!= nw; } }");
       }
-      line("if (subgroupAny(act && seen_other)) flag(" + u32(kFlagAtomicInterleaved) + ");");
+      line("if (subgroupAny(act && seen_other)) note_flags(" + u32(kFlagAtomicInterleaved) + ");");
     }
     line("if (act) " + dst(in) + " = " + result(op) + ";");
     --indent_;
@@ -1057,7 +1058,7 @@ class Translator {
     line("uint arrived = at - bar_seen;");
     line("bar_seen = at;");
     // Every warp is either arriving or ended; otherwise barrier() did not wait for all.
-    line("if (arrived + ended != " + u32(cfg_.warps) + ") { stop(" + u32(kFlagBarrierEarly) +
+    line("if (arrived + ended != " + u32(cfg_.warps) + ") { note_flags(" + u32(kFlagBarrierEarly) +
          "); return; }");
     line("if (arrived != " + u32(cfg_.warps) + ") {  // bar.exited: blocked forever");
     ++indent_;
@@ -1179,9 +1180,11 @@ class Translator {
     line("iters += 1u;");
     line("while (true) {");
     ++indent_;
-    line("if (iters >= " + u32(kLoopBudget) + ") { stop(" + u32(kFlagLoopBudget) + "); return; }");
+    line("if (iters >= " + u32(kLoopBudget) + ") { note_flags(" + u32(kFlagLoopBudget) +
+         "); return; }");
     line("iters += 1u;");
-    line("if (steps >= " + u32(step_cap()) + ") { stop(" + u32(kFlagStepBudget) + "); return; }");
+    line("if (steps >= " + u32(step_cap()) + ") { note_flags(" + u32(kFlagStepBudget) +
+         "); return; }");
   }
 
   uint32_t step_cap() const {
@@ -1340,9 +1343,10 @@ class Translator {
       << "    }\n"
          "  }\n"
          "}\n"
-         "// A budget or a check stopped the warp (kFlag* bits); main() sets the flags.\n"
-         "uint stop_flags = 0u;\n"
-         "void stop(uint bits) { stop_flags |= bits; }\n"
+         "// kFlag* bits the warp noted (a budget or a check that stopped it, an\n"
+         "// interleaving it saw); main() sets them in the control buffer once.\n"
+         "uint noted_flags = 0u;\n"
+         "void note_flags(uint bits) { noted_flags |= bits; }\n"
          "uint mulhi_s(uint a, uint b) { int hi, lo; imulExtended(int(a), int(b), hi, lo); "
          "return uint(hi); }\n"
          "uint mulhi_u(uint a, uint b) { uint hi, lo; umulExtended(a, b, hi, lo); return hi; }\n"
@@ -1425,7 +1429,7 @@ class Translator {
     // while they wait: the round's check then reports kFlagBarrierEarly.
     o << "  run(warp, wg);\n"
          "  if (ev_raised) record_event();\n"
-         "  if (stop_flags != 0u) flag(stop_flags);\n"
+         "  if (noted_flags != 0u) flag(noted_flags);\n"
          "  finish();\n"
       << (uses_bar_ ? "  drain();\n" : "") << "}\n";
     return head + o.str();
