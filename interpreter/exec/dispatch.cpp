@@ -16,15 +16,11 @@ inline uint64_t pred(const WarpState& w, uint8_t idx, bool neg) {
   return neg ? ~v : v;
 }
 
-// How the active-lane loop evaluates f with some lanes inactive: Lanewise for f
-// that vectorise (lane-wise arithmetic), Gather for f that read other lanes (shfl)
-// and run one lane at a time anyway.
-enum class Eval : uint8_t { Lanewise, Gather };
-
 // The active-lane loop. `f(lane)` computes the lane's result; the loop stores it
-// into d[lane] for active lanes. Pure functions only: inactive lanes may be
-// evaluated (their results are discarded), which keeps both paths vectorisable.
-template <Eval E = Eval::Lanewise, typename F>
+// into d[lane] for active lanes. Pure, lane-wise functions only: inactive lanes may
+// be evaluated (their results are discarded), which keeps both paths vectorisable.
+// (A gather, which reads other lanes, blends by itself: see ShuffleFam.)
+template <typename F>
 inline void lanes_pure(Machine& m, WarpState& w, uint32_t* d, F&& f) {
   const uint32_t wave = m.wave();
   if (w.exec == m.full()) {
@@ -33,16 +29,9 @@ inline void lanes_pure(Machine& m, WarpState& w, uint32_t* d, F&& f) {
     // exec.form, alu.form: an inactive lane keeps its destination bit for bit.
     // Every lane's result is blended into d under exec expanded to one word per
     // lane (all ones for an active lane) with and / andnot / or: no branches, and
-    // the blend vectorises. A gather is first run into a temporary, by the same
-    // loop as above, so that the blend stays a loop of its own.
+    // the blend vectorises.
     const uint32_t* on = m.exec_words(w);
-    if constexpr (E == Eval::Gather) {
-      alignas(16) uint32_t r[isa::kMaxWave];
-      for (uint32_t l = 0; l < wave; ++l) r[l] = f(l);
-      for (uint32_t l = 0; l < wave; ++l) d[l] = (r[l] & on[l]) | (d[l] & ~on[l]);
-    } else {
-      for (uint32_t l = 0; l < wave; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
-    }
+    for (uint32_t l = 0; l < wave; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
   }
 }
 
@@ -387,16 +376,23 @@ struct ShuffleFam {
     // inactive source lane reads 0, so the copy keeps active lanes only.
     alignas(16) uint32_t src[isa::kMaxWave];
     const uint32_t* a = m.vreg(w, in.a.index);
-    if (w.exec == m.full()) {
-      std::memcpy(src, a, wave * sizeof(uint32_t));
-    } else {
-      const uint32_t* on = m.exec_words(w);
-      for (uint32_t l = 0; l < wave; ++l) src[l] = a[l] & on[l];
-    }
-    lanes_pure<Eval::Gather>(m, w, m.vreg(w, in.dst), [&](uint32_t l) {
+    auto gather = [&](uint32_t l) {
       uint32_t s = S::source(l, b(l));
       return s < wave ? src[s] : 0u;
-    });
+    };
+    uint32_t* d = m.vreg(w, in.dst);
+    if (w.exec == m.full()) {
+      std::memcpy(src, a, wave * sizeof(uint32_t));
+      for (uint32_t l = 0; l < wave; ++l) d[l] = gather(l);
+    } else {
+      // The gather runs into a temporary, then is blended under exec like
+      // lanes_pure does (exec.form).
+      const uint32_t* on = m.exec_words(w);
+      for (uint32_t l = 0; l < wave; ++l) src[l] = a[l] & on[l];
+      alignas(16) uint32_t r[isa::kMaxWave];
+      for (uint32_t l = 0; l < wave; ++l) r[l] = gather(l);
+      for (uint32_t l = 0; l < wave; ++l) d[l] = (r[l] & on[l]) | (d[l] & ~on[l]);
+    }
     return Flow::Next;
   }
   static Handler select(const Insn& in) { return in.b.per_lane() ? &run<true> : &run<false>; }

@@ -339,7 +339,10 @@ std::optional<Status> Machine::advance(uint64_t n) {
     // exec.form: with a partial exec, the warp's exec words (exec_words) are
     // brought up to date before the instruction runs, however exec last changed.
     const ExecMemo& memo = exec_memo_[static_cast<size_t>(wi)];
-    if (exec != full_ && exec != memo.mask) refill_exec_words(static_cast<uint32_t>(wi), exec);
+    if (exec != full_) {
+      if (exec != memo.mask) refill_exec_words(static_cast<uint32_t>(wi), exec);
+      step_words_ = exec_words_.data() + static_cast<size_t>(wi) * wave_;
+    }
     Flow f = in.fn(*this, w, in);
     if (f == Flow::Event) return finish(Status::Trapped);
     if (f == Flow::Next) ++w.pc;

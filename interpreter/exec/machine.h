@@ -150,10 +150,10 @@ class Machine {
   // brings the warp's words up to date from exec's value before such a step, so
   // they are right however exec last changed (instructions, mutable_state(),
   // restore()).
-  const uint32_t* exec_words(const WarpState& w) const {
-    const uint32_t g = warp_id(w);
-    assert(exec_memo_[g].mask == w.exec);
-    return exec_words_.data() + size_t{g} * wave_;
+  const uint32_t* exec_words([[maybe_unused]] const WarpState& w) const {
+    assert(step_words_ == exec_words_.data() + size_t{warp_id(w)} * wave_);
+    assert(exec_memo_[warp_id(w)].mask == w.exec);
+    return step_words_;
   }
   // Records an event for the current instruction; the handler then returns Event.
   Flow raise(const WarpState& w, isa::Event e, int32_t lane = -1, uint32_t addr = 0,
@@ -190,6 +190,9 @@ class Machine {
   };
   std::vector<ExecMemo> exec_memo_;
   std::vector<uint32_t> exec_words_;
+  // The stepping warp's exec words, set by the step loop before a step with a
+  // partial exec (saves the handler the warp index arithmetic).
+  const uint32_t* step_words_ = nullptr;
   MachineState st_;
   uint64_t steps_ = 0;
   uint64_t lane_ops_ = 0;
