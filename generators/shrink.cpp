@@ -270,6 +270,21 @@ std::vector<Program> simplifications(const Program& p) {
     with([](Program& q) { q.input_form = Program::InputForm::List; });
   with([](Program& q) { q.input.clear(); });
   with([](Program& q) { std::fill(q.input.begin(), q.input.end(), 0u); });
+  // Last, when nothing above helps: one warp in all, with one statement's constant
+  // operand made %lane. What told the warps apart (their ids in addresses, say)
+  // can often be had from the lanes of one warp instead; the operand's rank goes
+  // up, but the launch gets smaller, which comes first, so shrinking cannot cycle.
+  if (p.warps > 1 || p.workgroups > 1)
+    for (const auto& w : stmts)
+      for (Operand Stmt::*o : {&Stmt::a, &Stmt::b})
+        with([&](Program& q) {
+          Stmt& s = list_at(q, w)[w.index];
+          if (rank(s.*o) >= 2) return;
+          s.*o = Operand{Operand::K::Lane, 0};
+          q.warps = 1;
+          q.workgroups = 1;
+          resize_input(q);
+        });
   return out;
 }
 
