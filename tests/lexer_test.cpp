@@ -286,8 +286,9 @@ TEST(Registers, HugeIndexRejected) {
 
 // syntax.operand.special: exactly the listed names.
 TEST(Specials, EveryListedSpecialParses) {
-  const std::vector<std::string> listed = {"lane", "warp",   "gwarp", "wg",   "core",    "wave",
-                                           "simd", "nwarps", "nwg",   "exec", "exec_lo", "exec_hi"};
+  const std::vector<std::string> listed = {"lane",    "warp",    "gwarp",  "wg",   "core",
+                                           "wave",    "simd",    "nwarps", "nwg",  "exec",
+                                           "exec_lo", "exec_hi", "esr",    "tgid", "gesr"};
   EXPECT_EQ(isa::specials().size(), listed.size());
   for (const auto& name : listed) {
     SCOPED_TRACE(name);

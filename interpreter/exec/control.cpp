@@ -117,6 +117,7 @@ Flow LNext::exec(Machine& m, WarpState& w, const Insn&) {  // branch.lnext
 // branch.exit: the active lanes retire for good: they leave exec, the live mask
 // and every mask-stack entry. The warp ends when no live lane remains.
 Flow Exit::exec(Machine& m, WarpState& w, const Insn&) {
+  if (w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);  // trap.join
   uint64_t lanes = w.exec;
   w.live &= ~lanes;
   for (auto& e : w.mask_stack) {

@@ -146,6 +146,9 @@ void Machine::init_state() {
     }
   }
   st_.cores.assign(c.cores, CoreState{});
+  if (prog_->handler)  // trap.install: `.handler LABEL` on every core
+    for (auto& core : st_.cores) core.tba = *prog_->handler, core.tba_valid = true;
+  st_.gesr_cores = 0;
   st_.barriers.assign(c.workgroups, BarrierState{});
   st_.global_esr = 0;
   st_.rr_cursor = 0;
@@ -209,6 +212,17 @@ uint32_t Machine::special(const WarpState& w, isa::Special s) const {
       return static_cast<uint32_t>(w.exec);
     case isa::Special::ExecHi:
       return static_cast<uint32_t>(w.exec >> 32);
+    case isa::Special::Esr:  // trap.esr: only the raising warp sees the cause
+    case isa::Special::Tgid:
+    case isa::Special::Gesr: {
+      if (!w.in_handler) return 0;
+      const uint32_t core = core_of(gw);
+      const CoreState& cs = st_.cores[core];
+      if (s == isa::Special::Tgid) return cs.tgid;
+      if (gw != cs.tgid) return 0;
+      if (s == isa::Special::Esr) return cs.esr;
+      return (st_.gesr_cores >> core) & 1 ? st_.global_esr : 0;
+    }
     case isa::Special::kCount:
       break;
   }
@@ -246,6 +260,7 @@ Flow Machine::raise(const WarpState& w, isa::Event e, int32_t lane, uint32_t add
   else if (space < prog_->buffers.size())
     ev.space = prog_->buffers[space].name;
   event_ = std::move(ev);
+  event_space_ = space;
   return Flow::Event;
 }
 
@@ -327,7 +342,7 @@ std::optional<Status> Machine::advance(uint64_t n) {
     if (done_count_ == nwarps_) return finish(Status::Completed);
     if (steps_ >= max_steps) return finish(Status::StepLimit);
     int wi = single_ ? (st_.warps[0].status == WarpStatus::Ready ? 0 : -1) : pick();
-    if (wi < 0) return finish(Status::Deadlock);  // exec.status.deadlock
+    if (wi < 0) return finish(no_ready_status());  // exec.status.deadlock, trap.paused
     WarpState& w = st_.warps[static_cast<size_t>(wi)];
     const uint64_t exec = w.exec;
     if (trace_) trace_(TraceRecord{steps_, static_cast<uint32_t>(wi), w.pc, exec});
@@ -344,7 +359,11 @@ std::optional<Status> Machine::advance(uint64_t n) {
       step_words_ = exec_words_.data() + static_cast<size_t>(wi) * wave_;
     }
     Flow f = in.fn(*this, w, in);
-    if (f == Flow::Event) return finish(Status::Trapped);
+    if (f == Flow::Event) {  // trap.entry, or the launch ends (exec.status.trapped)
+      if (auto s = take_event(w)) return finish(*s);
+      f = Flow::Jump;
+    }
+    assert(all_or_none(core_of(static_cast<uint32_t>(wi))));  // trap.allornone
     if (f == Flow::Next) ++w.pc;
     ++steps_;
     lane_ops_ += exec == full_ ? wave_ : memo.lanes;
@@ -448,6 +467,13 @@ uint64_t Machine::hash() const {
       h.u64(static_cast<uint64_t>(e.kind));
     }
     h.vec(w.pc_stack);
+    h.u64(w.user_mask_stack.size());
+    for (const auto& e : w.user_mask_stack) {
+      h.u64(e.saved);
+      h.u64(e.other);
+      h.u64(static_cast<uint64_t>(e.kind));
+    }
+    h.vec(w.user_pc_stack);
     h.vec(w.sregs);
     h.vec(w.vregs);
     for (uint64_t p : w.preds) h.u64(p);
@@ -463,6 +489,7 @@ uint64_t Machine::hash() const {
   }
   for (const auto& b : st_.barriers) h.u64(b.arrived);
   h.u64(st_.global_esr);
+  h.u64(st_.gesr_cores);
   h.u64(st_.rr_cursor);
   h.u64(st_.rng);
   return mix(h.h);

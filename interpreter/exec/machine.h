@@ -31,9 +31,11 @@ struct EventInfo {
   isa::Event code = isa::Event::None;
   uint32_t warp = 0;  // global warp id
   uint32_t pc = 0;
-  int32_t lane = -1;  // lowest faulting lane, or -1 if the event is not per-lane
-  uint32_t addr = 0;  // memory events: the byte address
-  std::string space;  // memory events: buffer name or "slm"
+  int32_t lane = -1;                    // lowest faulting lane, or -1 if the event is not per-lane
+  uint32_t addr = 0;                    // memory events: the byte address
+  std::string space;                    // memory events: buffer name or "slm"
+  uint32_t payload = 0;                 // syscall, interrupt: the code (trap.cause)
+  isa::Event inner = isa::Event::None;  // double_fault: the event raised in the handler
   bool operator==(const EventInfo&) const = default;
 };
 
@@ -166,14 +168,44 @@ class Machine {
   // branch.exit bookkeeping once a warp has no live lane left.
   void warp_done(WarpState& w);
 
+  // ---- trap handlers (trap.cpp, spec/trap.md) --------------------------------------
+  static constexpr uint32_t kFrameBytes = 64;  // trap.frame
+  uint32_t core_of(uint32_t g) const;
+  Flow raise_with_payload(const WarpState& w, isa::Event e, uint32_t payload) {
+    Flow f = raise(w, e);
+    event_->payload = payload;
+    return f;
+  }
+  uint32_t frame_word(uint32_t g, uint32_t off);
+  void set_frame_word(uint32_t g, uint32_t off, uint32_t v);
+  void try_join(uint32_t core);
+  void clear_esr(uint32_t core) {  // trap.clear, trap.gesr
+    st_.cores[core].esr = 0;
+    st_.gesr_cores &= ~(uint64_t{1} << core);
+    if (st_.gesr_cores == 0) st_.global_esr = 0;
+  }
+
  private:
   void init_state();
   int pick();
   bool check_livelock();
   std::optional<Status> finish(Status s);
+  // No warp is ready: `paused` if some warp waits for the host, else `deadlock`.
+  Status no_ready_status() const {
+    for (const auto& w : st_.warps)
+      if (w.status == WarpStatus::Paused) return Status::Paused;
+    return Status::Deadlock;
+  }
   uint64_t mem_word_hash(uint32_t space_id, uint32_t word, uint32_t value) const;
   uint32_t space_id(const WarpState& w, uint16_t space) const;
   void refill_exec_words(uint32_t warp, uint64_t exec);
+  static uint32_t cause_word(isa::Event e, uint32_t payload);
+  uint8_t* frame_bytes(uint32_t g);
+  bool enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint32_t resume_pc,
+                     const EventInfo* ev);
+  std::optional<Status> take_event(WarpState& w);
+  void resume_warp(uint32_t g);
+  bool all_or_none(uint32_t core) const;
 
   std::shared_ptr<const Program> prog_;
   const Insn* insns_ = nullptr;
@@ -202,6 +234,8 @@ class Machine {
   LivelockDetector det_;
   std::optional<Status> final_;
   std::optional<EventInfo> event_;
+  uint16_t event_space_ = kSpaceNone;  // the raised memory event's space id (trap.frame)
+  std::vector<uint32_t> entering_;     // trap.entry's warps (kept to reuse its storage)
   TraceSink trace_;
 };
 

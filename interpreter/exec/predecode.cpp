@@ -198,6 +198,7 @@ uint64_t fingerprint(const Program& p) {
         uint64_t{c.mask_depth}, uint64_t{c.call_depth}, uint64_t{c.stack},
         static_cast<uint64_t>(c.policy), c.seed, c.max_steps, uint64_t{c.livelock_check}})
     u64(v);
+  u64(p.handler ? uint64_t{*p.handler} + 1 : 0);
   return h;
 }
 
@@ -222,6 +223,14 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
       labels.emplace(s.label, pc);
     else if (s.kind == StmtKind::Instr)
       ++pc;
+  }
+  if (ex.handler.value) {  // trap.install
+    auto it = labels.find(*ex.handler.value);
+    if (it == labels.end()) {
+      d.add(DiagKind::Invalid, ex.handler.span, "undefined label '" + *ex.handler.value + "'");
+      return std::nullopt;
+    }
+    prog.handler = it->second;
   }
   // The executor indexes registers, predicates and buffers without checks; these
   // guards keep that safe whatever the validator was asked to skip.
@@ -321,6 +330,11 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
         info.family != isa::Family::ReadLane &&
         (in.a.per_lane() || in.b.per_lane() || in.c.per_lane())) {
       bad(s, "scalar destination with a per-lane source");
+      return std::nullopt;
+    }
+    // The trap instructions read their operands once per warp (trap.sys, trap.frame.access).
+    if (info.feature == isa::Feature::trap && (in.a.per_lane() || in.b.per_lane())) {
+      bad(s, "per-lane operand of a trap instruction");
       return std::nullopt;
     }
     in.fn = select_handler(in);

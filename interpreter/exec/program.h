@@ -77,6 +77,7 @@ struct Program {
   std::vector<std::string> text;    // each instruction printed, for traces and listings
   std::vector<syntax::Span> spans;  // each instruction's source span
   std::vector<BufferLayout> buffers;
+  std::optional<uint32_t> handler;  // trap.install: the `.handler` label's PC
   // Identifies the program text and configuration: snapshots restore only into a
   // machine with the same fingerprint (exec.snapshot).
   uint64_t fingerprint = 0;

@@ -15,7 +15,8 @@ enum class WarpStatus : uint8_t {
   Ready,    // may be scheduled
   Barrier,  // waiting at a workgroup barrier (bar.arrive)
   Done,     // every lane has exited
-  Paused,   // waiting for the host (reserved for the trap chapter's PAUSE)
+  Paused,   // waiting for the host after `tpause` (trap.pause)
+  Returned,  // after `tret`, waiting for the core's join (trap.return, trap.join)
 };
 
 enum class MaskKind : uint8_t { If = 0, Loop = 1 };
@@ -42,6 +43,9 @@ struct WarpState {
   uint32_t sp = 0;          // program-stack pointer: byte offset into this warp's stack
   std::vector<MaskEntry> mask_stack;
   std::vector<uint32_t> pc_stack;
+  // trap.context: the user's mask and PC stacks, set aside while in handler mode.
+  std::vector<MaskEntry> user_mask_stack;
+  std::vector<uint32_t> user_pc_stack;
   std::vector<uint32_t> sregs;
   std::vector<uint32_t> vregs;                       // register-major: vregs[r * wave + lane]
   std::array<uint64_t, isa::kNumPreds + 1> preds{};  // preds[kPredTrue] is all ones
@@ -81,6 +85,7 @@ struct MachineState {
   std::vector<CoreState> cores;
   std::vector<BarrierState> barriers;  // one per workgroup
   uint32_t global_esr = 0;
+  uint64_t gesr_cores = 0;  // trap.gesr: cores that have not cleared the global ESR
   uint32_t rr_cursor = 0;  // round_robin: next warp to consider
   uint64_t rng = 0;        // random: SplitMix64 state
   bool operator==(const MachineState&) const = default;

@@ -44,6 +44,11 @@ constexpr SpecialInfo kSpecials[] = {
      "exec mask (see state.special.exec)"},
     {Special::ExecLo, "exec_lo", false, true, "state.special.exec", "exec bits 0-31"},
     {Special::ExecHi, "exec_hi", false, true, "state.special.exec", "exec bits 32-63"},
+    {Special::Esr, "esr", false, false, "trap.esr",
+     "the core's ESR to the warp named by TGID, 0 to others"},
+    {Special::Tgid, "tgid", false, false, "trap.esr", "the core's TGID"},
+    {Special::Gesr, "gesr", false, false, "trap.esr",
+     "the global ESR through the core's view, to TGID"},
 };
 static_assert(std::size(kSpecials) == static_cast<size_t>(Special::kCount));
 
@@ -62,11 +67,20 @@ constexpr EventName kEvents[] = {
     {Event::CallUnderflow, "call_underflow"},
     {Event::PcRange, "pc_range"},
     {Event::IllegalInstruction, "illegal_instruction"},
+    {Event::Syscall, "syscall"},
+    {Event::Interrupt, "interrupt"},
+    {Event::SingleStep, "single_step"},
+    {Event::DoubleFault, "double_fault"},
+    {Event::VectorUnbound, "vector_unbound"},
+    {Event::VectorRange, "vector_range"},
+    {Event::FrameOverflow, "frame_overflow"},
 };
 constexpr Event kEventList[] = {
     Event::DivZero,       Event::MemOutOfBounds,     Event::MemMisaligned, Event::MaskOverflow,
     Event::MaskUnderflow, Event::MaskMismatch,       Event::CallOverflow,  Event::CallUnderflow,
-    Event::PcRange,       Event::IllegalInstruction,
+    Event::PcRange,       Event::IllegalInstruction, Event::Syscall,       Event::Interrupt,
+    Event::SingleStep,    Event::DoubleFault,        Event::VectorUnbound, Event::VectorRange,
+    Event::FrameOverflow,
 };
 
 }  // namespace

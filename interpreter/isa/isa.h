@@ -81,6 +81,9 @@ enum class Special : uint8_t {
   Exec,    // exec mask (low word when read; a write sets bits 0-31 and clears 32-63)
   ExecLo,  // exec bits 0-31
   ExecHi,  // exec bits 32-63
+  Esr,     // trap.esr: the core's ESR to the TGID warp, 0 to others
+  Tgid,    // trap.esr: the core's TGID
+  Gesr,    // trap.esr, trap.gesr: the global ESR through the core's view
   kCount
 };
 
@@ -111,6 +114,13 @@ enum class Event : uint8_t {
   CallUnderflow = 8,
   PcRange = 9,
   IllegalInstruction = 10,
+  Syscall = 11,        // trap.sys
+  Interrupt = 12,      // trap.interrupt
+  SingleStep = 13,     // trap.single_step
+  DoubleFault = 14,    // trap.double
+  VectorUnbound = 15,  // trap.vector
+  VectorRange = 16,    // trap.vector
+  FrameOverflow = 17,  // trap.frame.room
 };
 
 std::string_view event_name(Event e);

@@ -125,11 +125,12 @@ struct LaunchDirectives {
 
 struct Program {
   LaunchDirectives launch;
+  Directive<std::string> handler;  // trap.install: `.handler LABEL`
   std::vector<BufferDecl> buffers;
   std::vector<Stmt> stmts;
   // AST equality ignores spans and comments: it is what `roundtrip` checks.
   bool operator==(const Program& o) const {
-    return launch == o.launch && buffers == o.buffers && stmts == o.stmts;
+    return launch == o.launch && handler == o.handler && buffers == o.buffers && stmts == o.stmts;
   }
 };
 

@@ -462,6 +462,11 @@ class Parser {
       const Token& t = cur_.next();
       if (t.kind != Tok::Ident) fail(t, "expected a scheduling policy name, found " + describe(t));
       set_once(L.policy, d, std::string(t.text));
+    } else if (n == ".handler") {  // trap.install
+      const Token& t = cur_.next();
+      if (t.kind != Tok::Ident || !RE2::FullMatch(sp(t.text), label_re()))
+        fail(t, "expected a label, found " + describe(t));
+      set_once(prog.handler, d, std::string(t.text));
     } else if (n == ".buffer") {
       prog.buffers.push_back(buffer(d));
     } else {

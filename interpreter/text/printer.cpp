@@ -175,6 +175,7 @@ std::string print_directives(const syntax::LaunchDirectives& l) {
 
 std::string print(const syntax::Program& p) {
   std::string out = print_directives(p.launch);
+  if (p.handler.value) out += ".handler " + *p.handler.value + "\n";
   for (const auto& b : p.buffers) out += print_buffer(b) + "\n";
   if (!out.empty()) out += "\n";
   int depth = 0;

@@ -107,6 +107,7 @@ Operand pred_or_true(const Stmt& s) {
 Program expand(const Program& p) {
   Program out;
   out.launch = p.launch;
+  out.handler = p.handler;
   out.buffers = p.buffers;
   std::set<std::string> used;
   for (const auto& s : p.stmts)

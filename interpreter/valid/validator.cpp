@@ -80,6 +80,9 @@ class Validator {
       }
     }
     size_ = pc;
+    // trap.install: the handler entry is a label of the program (valid.label.defined).
+    if (p_.handler.value && !label_pc_.contains(*p_.handler.value))
+      err(p_.handler.span, "undefined label '" + *p_.handler.value + "'", "valid.label.defined");
   }
 
   void value_range(const Operand& o, const syntax::Value& v) {

@@ -1,0 +1,242 @@
+// Trap handlers (spec/trap.md): what happens to a core when one of its warps raises
+// an event and a handler is installed, the handler's instructions, the join and
+// the resume. Rare by design: nothing here is on the hot path of ordinary steps.
+#include <cassert>
+
+#include "exec/machine.h"
+#include "exec/semantics.h"
+
+namespace simt::exec {
+
+namespace {
+
+// trap.frame: byte offsets of the frame's words.
+enum FrameWord : uint32_t {
+  kFramePc = 0,
+  kFrameExecLo = 4,
+  kFrameExecHi = 8,
+  kFrameLiveLo = 12,
+  kFrameLiveHi = 16,
+  kFrameStatus = 20,
+  kFrameSp = 24,
+  kFrameMaskDepth = 28,
+  kFramePcDepth = 32,
+  kFrameCause = 36,
+  kFrameLane = 40,
+  kFrameAddr = 44,
+  kFrameSpace = 48,
+  kFrameRaiser = 52,
+};
+
+}  // namespace
+
+uint32_t Machine::core_of(uint32_t g) const {
+  return (g / prog_->config.warps) % prog_->config.cores;
+}
+
+uint8_t* Machine::frame_bytes(uint32_t g) {
+  WarpState& w = st_.warps[g];
+  return st_.mem.stack.data() + size_t{g} * prog_->config.stack + w.sp;
+}
+
+uint32_t Machine::frame_word(uint32_t g, uint32_t off) {
+  const uint8_t* b = frame_bytes(g) + off;
+  return uint32_t{b[0]} | uint32_t{b[1]} << 8 | uint32_t{b[2]} << 16 | uint32_t{b[3]} << 24;
+}
+
+void Machine::set_frame_word(uint32_t g, uint32_t off, uint32_t v) {
+  uint8_t* b = frame_bytes(g) + off;
+  for (int i = 0; i < 4; ++i) b[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// trap.cause
+uint32_t Machine::cause_word(isa::Event e, uint32_t payload) {
+  return static_cast<uint32_t>(e) | (payload & 0xffffffu) << 8;
+}
+
+// trap.entry, in its order. `resume_pc` is the raising warp's resume PC
+// (trap.resume.pc); the others resume where they are. Returns false (and records
+// frame_overflow, trap.frame.room) when a warp has no room for its frame.
+bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint32_t resume_pc,
+                            const EventInfo* ev) {
+  const LaunchConfig& c = prog_->config;
+  CoreState& cs = st_.cores[core];
+  // 2. The entering warps: ready or waiting at a barrier, on this core.
+  entering_.clear();
+  for (uint32_t g = 0; g < nwarps_; ++g) {
+    const WarpStatus s = st_.warps[g].status;
+    if (core_of(g) == core && (s == WarpStatus::Ready || s == WarpStatus::Barrier))
+      entering_.push_back(g);
+  }
+  // trap.frame.room: checked before anything changes.
+  for (uint32_t g : entering_) {
+    if (st_.warps[g].sp < kFrameBytes) {
+      EventInfo fo;
+      fo.code = isa::Event::FrameOverflow;
+      fo.warp = g;
+      fo.pc = st_.warps[g].pc;
+      event_ = std::move(fo);
+      return false;
+    }
+  }
+  // 3. Barrier unwind: every workgroup of the core starts its barrier again.
+  for (uint32_t g : entering_)
+    if (st_.warps[g].status == WarpStatus::Barrier) st_.warps[g].status = WarpStatus::Ready;
+  for (uint32_t wg = 0; wg < c.workgroups; ++wg)
+    if (wg % c.cores == core) st_.barriers[wg].arrived = 0;
+  // 4. Frames, in ascending global id.
+  for (uint32_t g : entering_) {
+    WarpState& w = st_.warps[g];
+    const bool raised = g == raiser;
+    const uint32_t old_sp = w.sp;
+    w.sp -= kFrameBytes;
+    std::fill_n(frame_bytes(g), kFrameBytes, uint8_t{0});
+    set_frame_word(g, kFramePc, raised ? resume_pc : w.pc);
+    set_frame_word(g, kFrameExecLo, static_cast<uint32_t>(w.exec));
+    set_frame_word(g, kFrameExecHi, static_cast<uint32_t>(w.exec >> 32));
+    set_frame_word(g, kFrameLiveLo, static_cast<uint32_t>(w.live));
+    set_frame_word(g, kFrameLiveHi, static_cast<uint32_t>(w.live >> 32));
+    set_frame_word(g, kFrameStatus, 0);
+    set_frame_word(g, kFrameSp, old_sp);
+    set_frame_word(g, kFrameMaskDepth, static_cast<uint32_t>(w.mask_stack.size()));
+    set_frame_word(g, kFramePcDepth, static_cast<uint32_t>(w.pc_stack.size()));
+    set_frame_word(g, kFrameCause, cause);
+    const bool with_lane = raised && ev && ev->lane >= 0;
+    set_frame_word(g, kFrameLane, with_lane ? static_cast<uint32_t>(ev->lane) : 0xffffffffu);
+    const bool mem_event = raised && ev && !ev->space.empty();
+    set_frame_word(g, kFrameAddr, mem_event ? ev->addr : 0);
+    set_frame_word(g, kFrameSpace, mem_event ? event_space_ : 0xffffffffu);
+    set_frame_word(g, kFrameRaiser, raised ? 1 : 0);
+  }
+  // A warp that was waiting at a barrier records it (its status is ready by now).
+  // 5. ESR and TGID.
+  cs.esr = cause;
+  cs.tgid = raiser;
+  // 6. The handler's context.
+  for (uint32_t g : entering_) {
+    WarpState& w = st_.warps[g];
+    w.in_handler = true;
+    w.pc = cs.tba;
+    w.exec = w.live;
+    w.user_mask_stack.swap(w.mask_stack);
+    w.user_pc_stack.swap(w.pc_stack);
+    w.mask_stack.clear();
+    w.pc_stack.clear();
+  }
+  return true;
+}
+
+// An event raised by the instruction warp `w` just ran (exec.status.trapped,
+// trap.double, trap.none, trap.entry). Returns the status that ends the launch,
+// or nothing when the core entered its handler.
+std::optional<Status> Machine::take_event(WarpState& w) {
+  assert(event_);
+  if (w.in_handler) {  // trap.double
+    event_->inner = event_->code;
+    event_->code = isa::Event::DoubleFault;
+    return Status::Trapped;
+  }
+  const uint32_t g = warp_id(w);
+  const uint32_t core = core_of(g);
+  if (!st_.cores[core].tba_valid) return Status::Trapped;  // trap.none
+  const bool sys = event_->code == isa::Event::Syscall;
+  const uint32_t cause = cause_word(event_->code, event_->payload);
+  const EventInfo ev = *event_;
+  if (!enter_handler(core, g, cause, sys ? w.pc + 1 : w.pc, &ev)) return Status::Trapped;
+  event_.reset();
+  return std::nullopt;
+}
+
+// trap.join: once no warp of the core is still running handler code, the
+// returned warps resume.
+void Machine::try_join(uint32_t core) {
+  for (uint32_t g = 0; g < nwarps_; ++g) {
+    const WarpState& w = st_.warps[g];
+    if (core_of(g) == core && w.in_handler &&
+        (w.status == WarpStatus::Ready || w.status == WarpStatus::Barrier))
+      return;
+  }
+  for (uint32_t g = 0; g < nwarps_; ++g)
+    if (core_of(g) == core && st_.warps[g].status == WarpStatus::Returned) resume_warp(g);
+}
+
+// trap.resume
+void Machine::resume_warp(uint32_t g) {
+  WarpState& w = st_.warps[g];
+  const uint64_t exec =
+      uint64_t{frame_word(g, kFrameExecLo)} | uint64_t{frame_word(g, kFrameExecHi)} << 32;
+  w.pc = frame_word(g, kFramePc);
+  w.exec = exec & w.live;
+  w.sp += kFrameBytes;
+  w.mask_stack.swap(w.user_mask_stack);
+  w.pc_stack.swap(w.user_pc_stack);
+  w.user_mask_stack.clear();
+  w.user_pc_stack.clear();
+  w.in_handler = false;
+  w.status = WarpStatus::Ready;
+}
+
+// trap.allornone: the ready and barrier warps of a core are all in user mode or all
+// in handler mode.
+bool Machine::all_or_none(uint32_t core) const {
+  int mode = -1;
+  for (uint32_t g = 0; g < nwarps_; ++g) {
+    const WarpState& w = st_.warps[g];
+    if (core_of(g) != core || (w.status != WarpStatus::Ready && w.status != WarpStatus::Barrier))
+      continue;
+    if (mode < 0) mode = w.in_handler;
+    if (mode != static_cast<int>(w.in_handler)) return false;
+  }
+  return true;
+}
+
+}  // namespace simt::exec
+
+namespace simt::exec::sem {
+
+// trap.sys: raises syscall with the code; the frame resumes after the instruction.
+Flow Sys::exec(Machine& m, WarpState& w, const Insn& in) {
+  if (w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);
+  return m.raise_with_payload(w, isa::Event::Syscall, m.uniform(w, in.a));
+}
+
+// trap.return, trap.pause: executed by the warp as a whole, whatever exec is.
+Flow TRet::exec(Machine& m, WarpState& w, const Insn&) {
+  if (!w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);
+  w.status = WarpStatus::Returned;
+  m.try_join(m.core_of(m.warp_id(w)));
+  return Flow::Jump;
+}
+
+Flow TPause::exec(Machine& m, WarpState& w, const Insn&) {
+  if (!w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);
+  w.status = WarpStatus::Paused;
+  m.try_join(m.core_of(m.warp_id(w)));
+  return Flow::Jump;
+}
+
+// trap.clear
+Flow TClear::exec(Machine& m, WarpState& w, const Insn&) {
+  if (!w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);
+  m.clear_esr(m.core_of(m.warp_id(w)));
+  return Flow::Next;
+}
+
+// trap.frame.access
+Flow FrameLd::exec(Machine& m, WarpState& w, const Insn& in) {
+  const uint32_t off = m.uniform(w, in.a);
+  if (!w.in_handler || off % 4 != 0 || off >= Machine::kFrameBytes)
+    return m.raise(w, isa::Event::IllegalInstruction);
+  w.sregs[in.dst] = m.frame_word(m.warp_id(w), off);
+  return Flow::Next;
+}
+
+Flow FrameSt::exec(Machine& m, WarpState& w, const Insn& in) {
+  const uint32_t off = m.uniform(w, in.a);
+  if (!w.in_handler || off % 4 != 0 || off >= Machine::kFrameBytes)
+    return m.raise(w, isa::Event::IllegalInstruction);
+  m.set_frame_word(m.warp_id(w), off, m.uniform(w, in.b));
+  return Flow::Next;
+}
+
+}  // namespace simt::exec::sem

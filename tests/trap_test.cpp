@@ -1,0 +1,252 @@
+// The trap handler (spec/trap.md): installing a handler, the entry sequence, the
+// frame, ESR virtualisation, the join and the resume, system calls, double faults.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support.h"
+
+namespace simt {
+namespace {
+
+using exec::Status;
+using isa::Event;
+using test::outcome;
+
+host::LoadOptions lowest_pc_first() {
+  host::LoadOptions opt;
+  opt.cli.policy = exec::Policy::LowestPcFirst;
+  return opt;
+}
+
+std::vector<uint32_t> words(const exec::Outcome& o, const char* name) {
+  auto w = o.words(name);
+  return w ? *w : std::vector<uint32_t>{};
+}
+
+// trap.none: without a handler an event ends the launch as before.
+TEST(Trap, NoHandlerEndsTrapped) {
+  auto o = outcome(R"(
+.wave 4
+    div v1, 1, 0
+    exit
+)");
+  ASSERT_EQ(o.status, Status::Trapped);
+  EXPECT_EQ(o.event->code, Event::DivZero);
+}
+
+// trap.sys, trap.resume.pc, trap.return, trap.join: a system call whose handler
+// returns at once continues after the `sys`.
+TEST(Trap, SystemCallReturnsToTheNextInstruction) {
+  auto o = outcome(R"(
+.wave 4
+.handler H
+.buffer out u32[4] out
+    shl v1, %lane, 2
+    sys 5
+    st out[v1], 7
+    exit
+H:
+    tclear
+    tret
+)");
+  ASSERT_EQ(o.status, Status::Completed);
+  EXPECT_EQ(words(o, "out"), (std::vector<uint32_t>{7, 7, 7, 7}));
+}
+
+// trap.esr, trap.cause, trap.frame: the raising warp reads the cause, a bystander
+// warp reads 0; both read TGID; the raising warp's frame holds its resume PC.
+TEST(Trap, BystanderReadsNullEsr) {
+  auto o = outcome(R"(
+.wave 2
+.warps 2
+.handler H
+.buffer log u32[8] out
+    cmp.eq p0, %gwarp, 1
+    mov s1, %gwarp
+    mul s1, s1, 16
+    cbr p0, RAISE
+    nop
+    exit
+RAISE:
+    sys 0x123
+    exit
+H:
+    mov s2, %gwarp
+    mul s2, s2, 16
+    mov s3, %esr
+    st log[s2], s3
+    mov s3, %tgid
+    st log[s2 + 4], s3
+    frame.ld s3, 0
+    st log[s2 + 8], s3
+    frame.ld s3, 52
+    st log[s2 + 12], s3
+    tclear
+    tret
+)");
+  ASSERT_EQ(o.status, Status::Completed) << exec::status_name(o.status);
+  const uint32_t cause = 11u | 0x123u << 8;
+  // Round robin: warp 0 had run the `nop` (its PC 5, the exit) when warp 1 raised
+  // at the `sys` (PC 6, resume PC 7).
+  EXPECT_EQ(words(o, "log"), (std::vector<uint32_t>{0, 1, 5, 0, cause, 1, 7, 1}));
+}
+
+// trap.resume.pc, trap.frame.access: fix and retry, skip by editing the frame.
+TEST(Trap, SkipTheFaultingInstructionByEditingTheFrame) {
+  auto o = outcome(R"(
+.wave 4
+.handler H
+.buffer out u32[4] out
+    shl v1, %lane, 2
+    div v2, 10, 0
+    st out[v1], 3
+    exit
+H:
+    frame.ld s1, 0
+    add s1, s1, 1
+    frame.st 0, s1
+    tclear
+    tret
+)");
+  ASSERT_EQ(o.status, Status::Completed);
+  EXPECT_EQ(words(o, "out"), (std::vector<uint32_t>{3, 3, 3, 3}));
+}
+
+// A handler that returns without fixing the cause retries it forever: livelock
+// (trap.resume.pc, exec.livelock).
+TEST(Trap, ReturnWithoutFixingLivelocks) {
+  auto o = outcome(R"(
+.wave 4
+.handler H
+    div v2, 10, 0
+    exit
+H:
+    tclear
+    tret
+)");
+  EXPECT_EQ(o.status, Status::Livelock);
+}
+
+// trap.double: an event inside the handler ends the launch with double_fault.
+TEST(Trap, EventInTheHandlerIsADoubleFault) {
+  auto o = outcome(R"(
+.wave 4
+.handler H
+    sys 1
+    exit
+H:
+    div s1, 1, 0
+    tret
+)");
+  ASSERT_EQ(o.status, Status::Trapped);
+  EXPECT_EQ(o.event->code, Event::DoubleFault);
+  EXPECT_EQ(o.event->inner, Event::DivZero);
+  EXPECT_EQ(o.event->pc, 2u);
+}
+
+// trap.context, trap.resume: the handler runs with every live lane and its own
+// stacks; the user's exec and mask stack come back exactly.
+TEST(Trap, UserExecAndStacksAreRestored) {
+  auto o = outcome(R"(
+.wave 4
+.handler H
+.buffer out u32[8] out
+    shl v1, %lane, 2
+    cmp.lt p0, %lane, 2
+    if p0
+      sys 9
+      mov v2, %exec
+      st out[v1], v2
+    endif
+    ld v3, out[v1]
+    add v3, v3, 100
+    st out[v1 + 16], v3
+    exit
+H:
+    mov s5, %exec
+    cmp.eq p1, s5, 15
+    if p1
+      tclear
+    endif
+    tret
+)");
+  ASSERT_EQ(o.status, Status::Completed);
+  EXPECT_EQ(words(o, "out"), (std::vector<uint32_t>{3, 3, 0, 0, 103, 103, 100, 100}));
+}
+
+// trap.entry (barrier unwind), trap.join: a warp waiting at a barrier enters the
+// handler, executes `bar` again when it resumes, and the barrier releases once.
+TEST(Trap, BarrierIsUnwoundAndReleasesOnce) {
+  auto o = outcome(R"(
+.wave 2
+.warps 2
+.handler H
+.buffer out u32[4] out
+    cmp.eq p0, %warp, 1
+    cbr p0, LATE
+    bar
+    mov s1, %warp
+    shl s1, s1, 2
+    st out[s1], 1
+    exit
+LATE:
+    sys 1
+    bar
+    st out[4], 2
+    exit
+H:
+    tclear
+    tret
+)",
+                   lowest_pc_first());
+  ASSERT_EQ(o.status, Status::Completed) << exec::status_name(o.status);
+  EXPECT_EQ(words(o, "out"), (std::vector<uint32_t>{1, 2, 0, 0}));
+}
+
+// trap.pause, trap.paused: every warp pauses, the launch ends paused.
+TEST(Trap, PauseEndsPaused) {
+  auto o = outcome(R"(
+.wave 4
+.handler H
+    sys 2
+    exit
+H:
+    tpause
+)");
+  EXPECT_EQ(o.status, Status::Paused);
+}
+
+// trap.join: exit in the handler is illegal, so a double fault.
+TEST(Trap, ExitInTheHandlerIsADoubleFault) {
+  auto o = outcome(R"(
+.wave 4
+.handler H
+    sys 2
+    exit
+H:
+    exit
+)");
+  ASSERT_EQ(o.status, Status::Trapped);
+  EXPECT_EQ(o.event->code, Event::DoubleFault);
+  EXPECT_EQ(o.event->inner, Event::IllegalInstruction);
+}
+
+// trap.frame.room: no room for a frame is frame_overflow.
+TEST(Trap, NoRoomForTheFrame) {
+  auto o = outcome(R"(
+.wave 4
+.stack 48
+.handler H
+    sys 2
+    exit
+H:
+    tret
+)");
+  ASSERT_EQ(o.status, Status::Trapped);
+  EXPECT_EQ(o.event->code, Event::FrameOverflow);
+}
+
+}  // namespace
+}  // namespace simt
