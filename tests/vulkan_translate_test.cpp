@@ -52,7 +52,7 @@ struct DeviceRun {
   std::string failure;  // not empty: the run did not happen
 };
 
-DeviceRun run_on_device(Device& d, const Translation& t) {
+DeviceRun dispatch_once(Device& d, const Translation& t) {
   DeviceRun r;
   auto spirv = glsl_compile(t.glsl);
   if (!spirv.ok()) {
@@ -104,6 +104,17 @@ DeviceRun run_on_device(Device& d, const Translation& t) {
     out.bytes = std::move(have);
     r.buffers.push_back(std::move(out));
   }
+  return r;
+}
+
+// As the runner does (runners/vulkan/main.cpp): an outcome that depends on how the
+// device happened to interleave the warps (DeviceOutcome::transient) is
+// dispatched again, up to kTransientRetries times.
+DeviceRun run_on_device(Device& d, const Translation& t) {
+  DeviceRun r = dispatch_once(d, t);
+  for (int again = 0; again < kTransientRetries && r.failure.empty() && r.outcome.transient;
+       ++again)
+    r = dispatch_once(d, t);
   return r;
 }
 

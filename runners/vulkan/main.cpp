@@ -98,10 +98,6 @@ RunResult error(std::string why) {
   return r;
 }
 
-// Dispatches after the first when the device's interleaving of warps was not one
-// the reference could produce (DeviceOutcome::transient).
-constexpr int kTransientRetries = 4;
-
 int worker(const Options& o) {
   // Ends with the supervisor, even when it is killed.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -154,7 +150,8 @@ int worker(const Options& o) {
     // Warps of different workgroups run in parallel threads on lavapipe: a per-lane
     // atomic another warp's atomic came between (atom.step) is a matter of timing,
     // and rare; a few more dispatches usually reproduce the reference's order.
-    for (int again = 0; again < kTransientRetries && ran.ok() && ran->device.transient; ++again)
+    for (int again = 0; again < vulkan::kTransientRetries && ran.ok() && ran->device.transient;
+         ++again)
       ran = executor->run(*loaded.loaded->program, *tr.translation, timeout);
     if (!ran.ok()) {
       const vulkan::Error& e = ran.error();

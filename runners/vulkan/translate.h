@@ -167,6 +167,11 @@ struct DeviceOutcome {
   std::optional<exec::Status> status() const;
 };
 
+// How many times a transient outcome is dispatched again (atom.step): warps of
+// different workgroups run in parallel threads on lavapipe, so a per-lane atomic
+// that another warp's atomic came between is a matter of timing, and rare.
+inline constexpr int kTransientRetries = 4;
+
 // Interprets the control buffer after the dispatch (whole buffer, as words).
 DeviceOutcome decode_control(const Translation& t, std::span<const uint32_t> control);
 
