@@ -20,6 +20,8 @@ json::Value to_json(const Event& e) {
     v["space"] = e.space;
     v["addr"] = e.addr;
   }
+  if (e.code) v["code"] = *e.code;
+  if (!e.inner.empty()) v["inner"] = e.inner;
   return v;
 }
 
@@ -81,6 +83,14 @@ bool from_json(const json::Value& v, Event& out, std::string& err) {
     u = 0;
     if (!get_uint(v, "addr", 0xffffffffu, u, err)) return false;
     out.addr = static_cast<uint32_t>(u);
+  }
+  if (v.find("code")) {  // trap.cause: syscall and interrupt codes
+    if (!get_uint(v, "code", 0xffffffu, u, err)) return false;
+    out.code = static_cast<uint32_t>(u);
+  }
+  if (const json::Value* s = v.find("inner")) {  // trap.double
+    if (!s->is_string()) return err = "'inner' must be a string", false;
+    out.inner = s->as_string();
   }
   return true;
 }

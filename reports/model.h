@@ -16,9 +16,11 @@ struct Event {
   std::string name;  // stable event name, e.g. "div_zero"
   uint32_t warp = 0;
   uint32_t pc = 0;
-  int32_t lane = -1;  // -1: not a per-lane event
-  uint32_t addr = 0;  // memory events
-  std::string space;  // memory events: buffer name or "slm"
+  int32_t lane = -1;             // -1: not a per-lane event
+  uint32_t addr = 0;             // memory events
+  std::string space;             // memory events: buffer name or "slm"
+  std::optional<uint32_t> code;  // syscall, interrupt: the code (trap.cause)
+  std::string inner;             // double_fault: the event raised in the handler (trap.double)
   bool operator==(const Event&) const = default;
 };
 

@@ -25,6 +25,9 @@ model::Outcome to_model(const exec::Outcome& o) {
     e.lane = o.event->lane;
     e.addr = o.event->addr;
     e.space = o.event->space;
+    if (o.event->code == isa::Event::Syscall || o.event->code == isa::Event::Interrupt)
+      e.code = o.event->payload & 0xffffffu;
+    if (o.event->inner != isa::Event::None) e.inner = std::string(isa::event_name(o.event->inner));
     m.event = e;
   }
   m.steps = o.steps;
@@ -122,7 +125,7 @@ class ReferenceRunner final : public Runner {
     }
     caps_.max_warps = exec::kMaxTotalWarps;
     for (exec::Policy p : exec::kAllPolicies) caps_.policies.emplace(exec::policy_name(p));
-    caps_.features = {"alu", "mem", "xlane", "bar", "branch", "watomic"};
+    caps_.features = {"alu", "mem", "xlane", "bar", "branch", "watomic", "trap"};
     caps_.all_instructions = true;
     caps_.extras = {"validate", "livelock", "trace", "no_validate"};
   }

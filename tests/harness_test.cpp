@@ -230,7 +230,7 @@ TEST(Compare, DifferentialComparesEveryBufferAndEvent) {
   EXPECT_EQ(v.first_diff.find("buffer")->as_string(), "extra");
   auto trapped = ref;
   trapped.outcome.status = "trapped";
-  trapped.outcome.event = model::Event{"div_zero", 0, 3, 2, 0, ""};
+  trapped.outcome.event = model::Event{"div_zero", 0, 3, 2, 0, "", std::nullopt, ""};
   auto trapped2 = trapped;
   trapped2.outcome.event->lane = 4;
   v = harness::compare_with_reference(trapped, trapped2, l);
@@ -270,7 +270,7 @@ TEST(Compare, ExpectedEventLaneNone) {
   harness::Layout l;
   l.wave = 4;
   auto scalar = outcome("trapped", {});
-  scalar.outcome.event = model::Event{"div_zero", 0, 0, -1, 0, ""};
+  scalar.outcome.event = model::Event{"div_zero", 0, 0, -1, 0, "", std::nullopt, ""};
   EXPECT_TRUE(harness::check_expectation(t.expect, scalar, l).ok);
   auto lane0 = scalar;
   lane0.outcome.event->lane = 0;

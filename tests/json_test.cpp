@@ -305,7 +305,7 @@ TEST(JsonErrors, DepthLimit) {
 model::Outcome trapped_outcome() {
   model::Outcome o;
   o.status = "trapped";
-  o.event = model::Event{"mem_out_of_bounds", 3, 17, 5, 4096, "buf"};
+  o.event = model::Event{"mem_out_of_bounds", 3, 17, 5, 4096, "buf", std::nullopt, ""};
   o.steps = 123456789012ull;
   o.buffers.push_back({"out", "u32", {0, 1, 4294967295}});
   o.buffers.push_back({"neg", "i32", {-1, -2147483648, 2147483647}});
@@ -342,7 +342,7 @@ TEST(ModelJson, OutcomeRoundTrip) {
   // A non-lane event without a memory space.
   model::Outcome t;
   t.status = "trapped";
-  t.event = model::Event{"mask_underflow", 0, 2, -1, 0, ""};
+  t.event = model::Event{"mask_underflow", 0, 2, -1, 0, "", std::nullopt, ""};
   expect_same(via_text(t, -1), t);
   // The shape written.
   const Value v = model::to_json(o);

@@ -121,6 +121,14 @@ Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout
                       field_diff("event.space", f.text, o.event->space));
         continue;
       }
+      if (f.key == "inner") {  // trap.double
+        if (o.event->inner != f.text)
+          return fail(v, "event inner is '" + o.event->inner + "', expected '" + f.text + "'",
+                      field_diff("event.inner", f.text, o.event->inner));
+        continue;
+      }
+      if (f.key == "code" && !o.event->code)
+        return fail(v, "event has no code, expected one", field_diff("event.code", 0, "none"));
       if (f.key == "lane" && f.text == "none") {
         if (o.event->lane >= 0)
           return fail(v,
@@ -144,6 +152,7 @@ Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout
       int64_t got = f.key == "warp"   ? o.event->warp
                     : f.key == "pc"   ? o.event->pc
                     : f.key == "lane" ? o.event->lane
+                    : f.key == "code" ? static_cast<int64_t>(*o.event->code)
                                       : static_cast<int64_t>(o.event->addr);
       if (got != want)
         return fail(
@@ -233,7 +242,7 @@ Verdict compare_with_reference(const RunResult& ref, const RunResult& a, const L
                   field_diff("event", ev(r.event), ev(o.event)));
     }
     const json::Value want = model::to_json(*r.event), got = model::to_json(*o.event);
-    for (const char* k : {"name", "warp", "pc", "lane", "space", "addr"}) {
+    for (const char* k : {"name", "warp", "pc", "lane", "space", "addr", "code", "inner"}) {
       const json::Value* a = want.find(k);
       const json::Value* b = got.find(k);
       const json::Value wa = a ? *a : json::Value(), gb = b ? *b : json::Value();

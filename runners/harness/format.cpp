@@ -318,12 +318,12 @@ class HeaderReader {
               err(v, "expect.event.name must be a string");
             else
               X.event_name = v.as_string().str;
-          } else if (k == "space") {
+          } else if (k == "space" || k == "inner") {
             if (!v.is_string())
-              err(v, "expect.event.space must be a string");
+              err(v, "expect.event." + k + " must be a string");
             else
               X.event_fields.push_back({k, std::nullopt, std::nullopt, v.as_string().str});
-          } else if (k == "warp" || k == "pc" || k == "lane" || k == "addr") {
+          } else if (k == "warp" || k == "pc" || k == "lane" || k == "addr" || k == "code") {
             EventField f{k, std::nullopt, std::nullopt, ""};
             if (v.is_integer())
               f.value = v.as_integer();
