@@ -22,6 +22,8 @@ std::string event_text(const model::Event& e, const exec::Program& p) {
     s += " (line " + std::to_string(p.spans[e.pc].line) + ": " + p.text[e.pc] + ")";
   if (e.lane >= 0) s += ", lane " + std::to_string(e.lane);
   if (!e.space.empty()) s += ", address " + std::to_string(e.addr) + " in " + e.space;
+  if (e.code) s += ", code " + std::to_string(*e.code);           // trap.cause
+  if (!e.inner.empty()) s += ", inside the handler: " + e.inner;  // trap.double
   return s;
 }
 
