@@ -218,9 +218,10 @@ H:
   EXPECT_EQ(o.status, Status::Paused);
 }
 
-// trap.join: exit in the handler is illegal, so a double fault.
+// trap.join: exit in the handler is illegal, so a double fault (the validator
+// rejects it, trap.valid.mode; without the flow checks it runs).
 TEST(Trap, ExitInTheHandlerIsADoubleFault) {
-  auto o = outcome(R"(
+  auto o = test::outcome_unvalidated(R"(
 .wave 4
 .handler H
     sys 2
@@ -246,6 +247,36 @@ H:
 )");
   ASSERT_EQ(o.status, Status::Trapped);
   EXPECT_EQ(o.event->code, Event::FrameOverflow);
+}
+
+// trap.valid.mode, trap.valid.disjoint: handler-only instructions in user code,
+// sys and exit in handler code, and code reached from both, are rejected with
+// the clause they break.
+TEST(TrapValidation, ModesAndDisjointCode) {
+  struct Case {
+    const char* text;
+    const char* clause;
+  };
+  const Case cases[] = {
+      {".wave 4\n    tret\n    exit\n", "trap.valid.mode"},
+      {".wave 4\n    frame.ld s1, 0\n    exit\n", "trap.valid.mode"},
+      {".wave 4\n.handler H\n    sys 1\n    exit\nH:\n    sys 2\n    tret\n", "trap.valid.mode"},
+      {".wave 4\n.handler H\n    sys 1\n    exit\nH:\n    exit\n", "trap.valid.mode"},
+      {".wave 4\n.handler H\n    sys 1\nH:\n    tret\n", "trap.valid.disjoint"},
+      {".wave 4\n.handler H\n    call F\n    exit\nH:\n    call F\n    tret\nF:\n    ret\n",
+       "trap.valid.disjoint"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text);
+    auto r = host::load(c.text);
+    ASSERT_FALSE(r.loaded);
+    ASSERT_FALSE(r.diags.list().empty());
+    EXPECT_EQ(r.diags.first().clause, c.clause) << r.diags.format("t");
+  }
+  // A handler calling its own function validates.
+  EXPECT_TRUE(host::load(".wave 4\n.handler H\n    sys 1\n    exit\nH:\n    call F\n    tret\nF:\n"
+                         "    tclear\n    ret\n")
+                  .loaded);
 }
 
 }  // namespace

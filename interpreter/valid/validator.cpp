@@ -191,19 +191,77 @@ class Validator {
       err(Span{1, 1, 0}, "the program has no instructions", "valid.flow.end");
       return;
     }
-    // The program entry is analysed as the main context; every call target,
-    // PC 0 included, once more as a called context (valid.flow.calls).
+    // The program entry is analysed as the main context, the handler entry (if
+    // any, trap.install) as the handler's; every call target, PC 0 included, once
+    // more as a called context (valid.flow.calls).
     std::vector<uint32_t> entries{0};
+    std::vector<Ctx> kinds{Ctx::Main};
+    if (p_.handler.value) {
+      auto it = label_pc_.find(*p_.handler.value);
+      if (it != label_pc_.end() && it->second < size_) {
+        entries.push_back(it->second);
+        kinds.push_back(Ctx::Handler);
+      }
+    }
+    const size_t roots = entries.size();
     std::vector<bool> is_called(size_, false);
-    for (size_t i = 0; i < entries.size(); ++i) analyse(entries[i], i == 0, entries, is_called);
+    std::vector<std::vector<uint32_t>> reached, callees;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      reached.emplace_back();
+      callees.emplace_back();
+      analyse(entries[i], i < roots ? kinds[i] : Ctx::Function, entries, is_called, reached[i],
+              callees[i]);
+    }
+    modes(entries, roots, reached, callees);
+  }
+
+  // trap.valid.disjoint, trap.valid.mode: user code is what PC 0 reaches, with the
+  // functions it calls; handler code what the handler entry reaches, likewise.
+  void modes(const std::vector<uint32_t>& entries, size_t roots,
+             const std::vector<std::vector<uint32_t>>& reached,
+             const std::vector<std::vector<uint32_t>>& callees) {
+    enum : uint8_t { kUser = 1, kHandler = 2 };
+    std::vector<uint8_t> ctx_mode(entries.size(), 0);
+    ctx_mode[0] = kUser;
+    if (roots > 1) ctx_mode[1] = kHandler;
+    std::unordered_map<uint32_t, size_t> ctx_of_entry;  // called contexts by entry PC
+    for (size_t i = roots; i < entries.size(); ++i) ctx_of_entry[entries[i]] = i;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < entries.size(); ++i)
+        for (uint32_t t : callees[i]) {
+          uint8_t& m = ctx_mode[ctx_of_entry.at(t)];
+          if ((m | ctx_mode[i]) != m) m |= ctx_mode[i], changed = true;
+        }
+    }
+    std::vector<uint8_t> pc_mode(size_, 0);
+    for (size_t i = 0; i < entries.size(); ++i)
+      for (uint32_t pc : reached[i]) pc_mode[pc] |= ctx_mode[i];
+    for (uint32_t pc = 0; pc < size_; ++pc) {
+      const Stmt& s = *pcs_[pc];
+      const std::string mn(isa::info(s.op).mnemonic);
+      if (pc_mode[pc] == (kUser | kHandler)) {
+        err(s.span, "this instruction is both user code and handler code", "trap.valid.disjoint");
+      } else if (pc_mode[pc] == kUser &&
+                 (s.op == Op::TRet || s.op == Op::TPause || s.op == Op::TClear ||
+                  s.op == Op::FrameLd || s.op == Op::FrameSt)) {
+        err(s.span, mn + " outside handler code", "trap.valid.mode");
+      } else if (pc_mode[pc] == kHandler && (s.op == Op::Sys || s.op == Op::Exit)) {
+        err(s.span, mn + " in handler code", "trap.valid.mode");
+      }
+    }
   }
 
   uint32_t target(const Stmt& s, size_t opnd) const {
     return label_pc_.at(s.operands.at(opnd).name);
   }
 
-  void analyse(uint32_t entry, bool main, std::vector<uint32_t>& entries,
-               std::vector<bool>& is_called) {
+  enum class Ctx : uint8_t { Main, Handler, Function };
+
+  void analyse(uint32_t entry, Ctx ctx, std::vector<uint32_t>& entries,
+               std::vector<bool>& is_called, std::vector<uint32_t>& reached,
+               std::vector<uint32_t>& callees) {
+    const bool main = ctx != Ctx::Function;
     std::vector<std::optional<AState>> at(size_);
     std::vector<bool> reported(size_, false);
     std::deque<uint32_t> work;
@@ -236,6 +294,7 @@ class Validator {
     while (!work.empty()) {
       uint32_t pc = work.front();
       work.pop_front();
+      reached.push_back(pc);
       AState st = *at[pc];
       const Stmt& s = *pcs_[pc];
       auto has_loop = [&] { return st.find('L') != std::string::npos; };
@@ -293,13 +352,19 @@ class Validator {
                    "call to '" + s.operands[0].name +
                        "', the end of the program: the called code runs past the last instruction",
                    "valid.flow.calls");
-          } else if (!is_called[t]) {
-            is_called[t] = true;
-            entries.push_back(t);
+          } else {
+            callees.push_back(t);
+            if (!is_called[t]) {
+              is_called[t] = true;
+              entries.push_back(t);
+            }
           }
           flow_to(pc, pc + 1, st);
           break;
         }
+        case Op::TRet:  // trap.return, trap.pause: the warp leaves the handler
+        case Op::TPause:
+          break;
         case Op::Ret:
           if (main)
             report(pc, "ret outside a called function: the PC stack would underflow",
@@ -314,6 +379,7 @@ class Validator {
           // With no mask-stack entry open in the kernel's own code, every live lane is
           // active and exit ends the warp; otherwise the lanes that did not exit carry
           // on and exit falls through (branch.exit).
+          if (ctx == Ctx::Handler) break;  // reported by modes(): trap.valid.mode
           if (!(main && st.empty())) flow_to(pc, pc + 1, st);
           break;
         default:
