@@ -197,12 +197,17 @@ LATE:
     st out[4], 2
     exit
 H:
+    frame.ld s2, 20
+    mov s3, %warp
+    shl s3, s3, 2
+    st out[s3 + 8], s2
     tclear
     tret
 )",
                    lowest_pc_first());
   ASSERT_EQ(o.status, Status::Completed) << exec::status_name(o.status);
-  EXPECT_EQ(words(o, "out"), (std::vector<uint32_t>{1, 2, 0, 0}));
+  // out[2], out[3]: each warp's frame status word, 1 for warp 0, which waited.
+  EXPECT_EQ(words(o, "out"), (std::vector<uint32_t>{1, 2, 1, 0}));
 }
 
 // trap.pause, trap.paused: every warp pauses, the launch ends paused.

@@ -236,6 +236,7 @@ class Machine {
   std::optional<EventInfo> event_;
   uint16_t event_space_ = kSpaceNone;  // the raised memory event's space id (trap.frame)
   std::vector<uint32_t> entering_;     // trap.entry's warps (kept to reuse its storage)
+  std::vector<uint8_t> unwound_;       // trap.entry: which of them waited at a barrier
   TraceSink trace_;
 };
 

@@ -79,13 +79,20 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
       return false;
     }
   }
-  // 3. Barrier unwind: every workgroup of the core starts its barrier again.
-  for (uint32_t g : entering_)
-    if (st_.warps[g].status == WarpStatus::Barrier) st_.warps[g].status = WarpStatus::Ready;
+  // 3. Barrier unwind: every workgroup of the core starts its barrier again. The
+  // frame records which warps were waiting (trap.frame, offset 20).
+  unwound_.assign(entering_.size(), 0);
+  for (size_t i = 0; i < entering_.size(); ++i) {
+    WarpState& w = st_.warps[entering_[i]];
+    if (w.status != WarpStatus::Barrier) continue;
+    unwound_[i] = 1;
+    w.status = WarpStatus::Ready;
+  }
   for (uint32_t wg = 0; wg < c.workgroups; ++wg)
     if (wg % c.cores == core) st_.barriers[wg].arrived = 0;
   // 4. Frames, in ascending global id.
-  for (uint32_t g : entering_) {
+  for (size_t i = 0; i < entering_.size(); ++i) {
+    const uint32_t g = entering_[i];
     WarpState& w = st_.warps[g];
     const bool raised = g == raiser;
     const uint32_t old_sp = w.sp;
@@ -96,7 +103,7 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
     set_frame_word(g, kFrameExecHi, static_cast<uint32_t>(w.exec >> 32));
     set_frame_word(g, kFrameLiveLo, static_cast<uint32_t>(w.live));
     set_frame_word(g, kFrameLiveHi, static_cast<uint32_t>(w.live >> 32));
-    set_frame_word(g, kFrameStatus, 0);
+    set_frame_word(g, kFrameStatus, unwound_[i]);
     set_frame_word(g, kFrameSp, old_sp);
     set_frame_word(g, kFrameMaskDepth, static_cast<uint32_t>(w.mask_stack.size()));
     set_frame_word(g, kFramePcDepth, static_cast<uint32_t>(w.pc_stack.size()));
@@ -108,7 +115,6 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
     set_frame_word(g, kFrameSpace, mem_event ? event_space_ : 0xffffffffu);
     set_frame_word(g, kFrameRaiser, raised ? 1 : 0);
   }
-  // A warp that was waiting at a barrier records it (its status is ready by now).
   // 5. ESR and TGID.
   cs.esr = cause;
   cs.tgid = raiser;
