@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "exec/config.h"
+#include "format.h"
 
 namespace simt::cli {
 
@@ -19,6 +20,9 @@ void LaunchFlags::add(CLI::App& app) {
   o_seed = app.add_option("--seed", seed, "seed of the random policy");
   o_steps = app.add_option("--max-steps", max_steps, "step limit");
   app.add_option("--config", config, "TOML launch configuration ([launch] table)");
+  app.add_option("--host", host,
+                 "TOML host script: [[host]] tables of timed host actions (spec/trap.md, "
+                 "trap.host.toml)");
   app.add_flag("--no-validate", no_validate,
                "skip the flow checks of the programming model (observe run-time events instead)");
 }
@@ -28,6 +32,23 @@ std::optional<host::LoadOptions> LaunchFlags::options() const {
   if (!config.empty()) {
     if (auto err = host::load_config_toml(config, opt.toml)) {
       std::cerr << "simtspec: " << *err << "\n";
+      return std::nullopt;
+    }
+  }
+  if (!host.empty()) {  // trap.host.toml: a TOML file, or a test file's [[host]]
+    std::string text, err;
+    if (!host::read_file(host, text, err)) {
+      std::cerr << "simtspec: " << err << "\n";
+      return std::nullopt;
+    }
+    auto test = harness::parse_test(host, text);
+    if (auto* t = std::get_if<harness::TestFile>(&test)) {
+      opt.host = t->host;
+    } else if (auto* errs = std::get_if<std::vector<harness::FormatError>>(&test)) {
+      for (const auto& e : *errs) std::cerr << host << ":" << e.line << ": " << e.message << "\n";
+      return std::nullopt;
+    } else if (auto e = host::parse_host_toml(text, host, opt.host)) {
+      std::cerr << "simtspec: " << *e << "\n";
       return std::nullopt;
     }
   }

@@ -21,6 +21,7 @@ struct LaunchFlags {
   std::string policy;
   uint64_t seed = 0, max_steps = 0;
   std::string config;
+  std::string host;  // --host FILE.toml (trap.host.toml)
   bool no_validate = false;
   CLI::Option *o_wave = nullptr, *o_simd = nullptr, *o_warps = nullptr, *o_wg = nullptr,
               *o_cores = nullptr, *o_seed = nullptr, *o_steps = nullptr;

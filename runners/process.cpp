@@ -192,12 +192,12 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
   if (const auto* v = r.find(c, "extras")) {
     list.clear();
     if (auto e = r.strings(*v, "capabilities.extras", list)) return *e;
-    static const std::set<std::string> known = {"validate", "livelock", "trace", "no_validate",
-                                                "own_scheduler"};
+    static const std::set<std::string> known = {"validate",    "livelock",      "trace",
+                                                "no_validate", "own_scheduler", "host"};
     for (size_t i = 0; i < list.size(); ++i)
       if (!known.count(list[i]))
         return r.at(v->as_array()[i]) + "capabilities.extras: unknown extra '" + list[i] +
-               "' (known: validate, livelock, trace, no_validate, own_scheduler)";
+               "' (known: validate, livelock, trace, no_validate, own_scheduler, host)";
     s.caps.extras.insert(list.begin(), list.end());
   }
   return s;

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "exec/machine.h"
+#include "host/host.h"
 
 namespace simt::runners {
 
@@ -16,6 +17,27 @@ json::Value request_json(const RunRequest& req, int64_t id) {
   v["config"] = req.config.to_json();
   v["trace"] = req.trace;
   if (!req.validate) v["validate"] = false;
+  if (!req.host.empty()) {  // trap.host.toml
+    v["protocol"] = kProtocol11;
+    json::Array host;
+    for (const auto& h : req.host) {
+      json::Value a;
+      a["step"] = static_cast<int64_t>(h.step);
+      a["action"] = std::string(syntax::host_kind_name(h.kind));
+      if (h.kind != syntax::HostKind::BindVtable) {
+        if (h.core == syntax::kAllCores)
+          a["core"] = "all";
+        else
+          a["core"] = static_cast<int64_t>(h.core);
+      }
+      if (h.kind == syntax::HostKind::Interrupt) a["code"] = static_cast<int64_t>(h.code);
+      if (h.kind == syntax::HostKind::SingleStep) a["on"] = h.on;
+      if (h.kind == syntax::HostKind::BindTba) a["label"] = h.name;
+      if (h.kind == syntax::HostKind::BindVtable) a["table"] = h.name;
+      host.push_back(std::move(a));
+    }
+    v["host"] = std::move(host);
+  }
   return v;
 }
 
@@ -37,8 +59,10 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
   const json::Value& v = std::get<json::Value>(parsed);
   if (!v.is_object()) return std::string("request must be a JSON object");
   const json::Value* proto = v.find("protocol");
-  if (!proto || !proto->is_string() || proto->as_string() != kProtocol)
-    return std::string("request needs \"protocol\": \"") + kProtocol + "\"";
+  if (!proto || !proto->is_string() ||
+      (proto->as_string() != kProtocol && proto->as_string() != kProtocol11))
+    return std::string("request needs \"protocol\": \"") + kProtocol + "\" or \"" + kProtocol11 +
+           "\"";
   const json::Value* op = v.find("op");
   if (!op || !op->is_string()) return std::string("request needs an \"op\"");
   ServerRequest r;
@@ -62,6 +86,31 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
   if (const json::Value* val = v.find("validate")) {
     if (!val->is_bool()) return std::string("\"validate\" must be true or false");
     r.req.validate = val->as_bool();
+  }
+  if (const json::Value* h = v.find("host")) {  // trap.host.toml
+    if (proto->as_string() != kProtocol11)
+      return std::string("\"host\" needs \"protocol\": \"") + kProtocol11 + "\"";
+    if (!h->is_array()) return std::string("\"host\" must be an array of objects");
+    const auto& items = h->as_array();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string where = "host[" + std::to_string(i) + "]";
+      if (!items[i].is_object()) return "\"" + where + "\" must be an object";
+      std::vector<host::HostField> keys;
+      for (const auto& [k, val] : items[i].as_object()) {
+        if (val.is_int())
+          keys.push_back({k, host::HostValue{val.as_int()}});
+        else if (val.is_bool())
+          keys.push_back({k, host::HostValue{val.as_bool()}});
+        else if (val.is_string())
+          keys.push_back({k, host::HostValue{val.as_string()}});
+        else
+          return where + ": '" + k.substr(0, 40) + "' must be an integer, a boolean or a string";
+      }
+      syntax::HostStep step;
+      if (auto e = host::host_step_from(keys, step)) return where + ": " + *e;
+      step.origin = where;
+      r.req.host.push_back(std::move(step));
+    }
   }
   return r;
 }

@@ -14,6 +14,9 @@
 namespace simt::runners {
 
 inline constexpr const char* kProtocol = "simtspec-runner/1";
+// runner.protocol.version: a request carrying a host script (trap.host.toml) names
+// 1.1; an implementation of 1.1 accepts requests of both versions.
+inline constexpr const char* kProtocol11 = "simtspec-runner/1.1";
 
 json::Value request_json(const RunRequest& req, int64_t id);
 std::string request_line(const RunRequest& req, int64_t id);

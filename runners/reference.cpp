@@ -96,13 +96,14 @@ std::variant<std::shared_ptr<const exec::Program>, RunResult> load_request(const
   }
   host::LoadOptions opt = load_options(req.config);
   opt.validate_flow = req.validate;
+  opt.host = req.host;  // trap.host
   auto loaded = host::load(req.program, opt);
   if (!loaded.loaded) {
     const auto& first = loaded.diags.first();
     r.message = syntax::format_diag("program", first);
     // runner.protocol.response: the line of the first error; none when the error
     // comes from a setting outside the program (the request's configuration).
-    if (first.span.line > 0) r.line = first.span.line;
+    if (first.span.line > 0 && first.origin.empty()) r.line = first.span.line;
     return r;
   }
   return loaded.loaded->program;
@@ -127,7 +128,7 @@ class ReferenceRunner final : public Runner {
     for (exec::Policy p : exec::kAllPolicies) caps_.policies.emplace(exec::policy_name(p));
     caps_.features = {"alu", "mem", "xlane", "bar", "branch", "watomic", "trap"};
     caps_.all_instructions = true;
-    caps_.extras = {"validate", "livelock", "trace", "no_validate"};
+    caps_.extras = {"validate", "livelock", "trace", "no_validate", "host"};
   }
   std::string name() const override { return "reference"; }
   std::string version() const override { return SIMT_VERSION; }

@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "syntax/ast.h"
+
 #include "exec/config.h"
 #include "host/host.h"
 #include "json.h"
@@ -87,6 +89,9 @@ struct RunRequest {
   // runner.protocol.request `validate`: false runs without the flow checks
   // (valid.flow), for implementations with the `no_validate` capability.
   bool validate = true;
+  // runner.protocol.request `host` (trap.host.toml): the launch's host script, for
+  // implementations with the `host` capability.
+  std::vector<syntax::HostStep> host;
 };
 
 struct RunResult {

@@ -165,7 +165,7 @@ std::string faulty_runner_toml(std::string_view fault, double timeout) {
          "\n[capabilities]\nwaves = [1, 2, 4, 8, 16, 32, 64]\n"
          "policies = [\"round_robin\", \"lowest_pc_first\", \"oldest_first\", \"random\"]\n"
          "features = [\"alu\", \"mem\", \"xlane\", \"bar\", \"branch\", \"watomic\", \"trap\"]\n"
-         "extras = [\"validate\", \"livelock\", \"trace\", \"no_validate\"]\n";
+         "extras = [\"validate\", \"livelock\", \"trace\", \"no_validate\", \"host\"]\n";
 }
 
 }  // namespace simt::test

@@ -112,9 +112,11 @@ Machine::Machine(std::shared_ptr<const Program> program) : prog_(std::move(progr
   // exec.livelock: with the random policy the scheduler's generator state is part
   // of the machine state and never recurs in practice; detection is off.
   livelock_enabled_ = c.livelock_check && c.policy != Policy::Random;
+  // trap.host: host actions (and what they start) are work at the step boundary.
   // With one warp every policy but random (which still draws) picks warp 0.
   single_ = nwarps_ == 1 && c.policy != Policy::Random;
   init_state();
+  update_async();
   det_.tortoise = st_;
 }
 
@@ -128,8 +130,8 @@ void Machine::init_state() {
     w.sp = c.stack;
     w.mask_stack.reserve(c.mask_depth);
     w.pc_stack.reserve(c.call_depth);
-    w.sregs.assign(c.sregs, 0);
-    w.vregs.assign(size_t{c.vregs} * wave_, 0);
+    w.sregs.assign(prog_->sregs_alloc, 0);
+    w.vregs.assign(size_t{prog_->vregs_alloc} * wave_, 0);
     w.preds.fill(0);
     w.preds[isa::kPredTrue] = ~0ull;
   }
@@ -151,6 +153,8 @@ void Machine::init_state() {
   st_.gesr_cores = 0;
   st_.barriers.assign(c.workgroups, BarrierState{});
   st_.global_esr = 0;
+  st_.host_next = 0;
+  st_.vtable = -1;
   st_.rr_cursor = 0;
   st_.rng = c.seed;
   done_count_ = 0;
@@ -290,37 +294,44 @@ void Machine::warp_done(WarpState& w) {
 }
 
 // exec.sched.*
-int Machine::pick() {
-  const auto& ws = st_.warps;
+template <class Ok>
+int Machine::pick_among(Ok ok) {
   switch (prog_->config.policy) {
     case Policy::RoundRobin:
       for (uint32_t i = 0, c = st_.rr_cursor; i < nwarps_; ++i, c = (c + 1 == nwarps_ ? 0 : c + 1))
-        if (ws[c].status == WarpStatus::Ready) return static_cast<int>(c);
+        if (ok(c)) return static_cast<int>(c);
       return -1;
     case Policy::LowestPcFirst: {
       int best = -1;
       for (uint32_t i = 0; i < nwarps_; ++i)
-        if (ws[i].status == WarpStatus::Ready &&
-            (best < 0 || ws[i].pc < ws[static_cast<size_t>(best)].pc))
+        if (ok(i) && (best < 0 || st_.warps[i].pc < st_.warps[static_cast<size_t>(best)].pc))
           best = static_cast<int>(i);
       return best;
     }
     case Policy::OldestFirst:
       for (uint32_t i = 0; i < nwarps_; ++i)
-        if (ws[i].status == WarpStatus::Ready) return static_cast<int>(i);
+        if (ok(i)) return static_cast<int>(i);
       return -1;
     case Policy::Random: {
       uint32_t ready = 0;
-      for (const auto& w : ws) ready += w.status == WarpStatus::Ready;
+      for (uint32_t i = 0; i < nwarps_; ++i) ready += ok(i);
       uint64_t r = splitmix64(st_.rng);
       if (ready == 0) return -1;
       uint32_t k = static_cast<uint32_t>(r % ready);
       for (uint32_t i = 0; i < nwarps_; ++i)
-        if (ws[i].status == WarpStatus::Ready && k-- == 0) return static_cast<int>(i);
+        if (ok(i) && k-- == 0) return static_cast<int>(i);
       return -1;
     }
   }
   return -1;
+}
+
+int Machine::pick() {
+  const auto& ws = st_.warps;
+  if (stepping_)  // trap.single_step: a warp of a core in a round only if owed a step
+    return pick_among(
+        [&](uint32_t i) { return ws[i].status == WarpStatus::Ready && round_eligible(i); });
+  return pick_among([&](uint32_t i) { return ws[i].status == WarpStatus::Ready; });
 }
 
 std::optional<Status> Machine::finish(Status s) {
@@ -341,16 +352,20 @@ std::optional<Status> Machine::advance(uint64_t n) {
   for (uint64_t k = 0; k < n; ++k) {
     if (done_count_ == nwarps_) return finish(Status::Completed);
     if (steps_ >= max_steps) return finish(Status::StepLimit);
+    if (async_)  // trap.host, trap.interrupt, trap.single_step
+      if (auto s = boundary()) return finish(*s);
     int wi = single_ ? (st_.warps[0].status == WarpStatus::Ready ? 0 : -1) : pick();
-    if (wi < 0) return finish(no_ready_status());  // exec.status.deadlock, trap.paused
+    if (wi < 0) {
+      if (apply_idle_actions()) {  // trap.host: not a step
+        --k;
+        continue;
+      }
+      return finish(no_ready_status());  // exec.status.deadlock, trap.paused
+    }
     WarpState& w = st_.warps[static_cast<size_t>(wi)];
+    w.ss_owed = false;  // trap.single_step: the warp has stepped in its round
     const uint64_t exec = w.exec;
     if (trace_) trace_(TraceRecord{steps_, static_cast<uint32_t>(wi), w.pc, exec});
-    if (w.pc >= size_) {  // event.pc_range
-      raise(w, isa::Event::PcRange);
-      return finish(Status::Trapped);
-    }
-    const Insn& in = insns_[w.pc];
     // exec.form: with a partial exec, the warp's exec words (exec_words) are
     // brought up to date before the instruction runs, however exec last changed.
     const ExecMemo& memo = exec_memo_[static_cast<size_t>(wi)];
@@ -358,7 +373,8 @@ std::optional<Status> Machine::advance(uint64_t n) {
       if (exec != memo.mask) refill_exec_words(static_cast<uint32_t>(wi), exec);
       step_words_ = exec_words_.data() + static_cast<size_t>(wi) * wave_;
     }
-    Flow f = in.fn(*this, w, in);
+    Flow f = w.pc < size_ ? insns_[w.pc].fn(*this, w, insns_[w.pc])
+                          : raise(w, isa::Event::PcRange);  // event.pc_range
     if (f == Flow::Event) {  // trap.entry, or the launch ends (exec.status.trapped)
       if (auto s = take_event(w)) return finish(*s);
       f = Flow::Jump;
@@ -448,6 +464,7 @@ bool Machine::restore(const Snapshot& s) {
   event_ = s.final == Status::Trapped ? s.event : std::nullopt;
   done_count_ = 0;
   for (const auto& w : st_.warps) done_count_ += w.status == WarpStatus::Done;
+  update_async();
   return true;
 }
 
@@ -458,7 +475,7 @@ uint64_t Machine::hash() const {
     h.u64(w.exec);
     h.u64(w.live);
     h.u64(static_cast<uint64_t>(w.status) | uint64_t{static_cast<uint8_t>(w.mode)} << 8 |
-          uint64_t{w.part} << 16 | uint64_t{w.in_handler} << 24);
+          uint64_t{w.part} << 16 | uint64_t{w.in_handler} << 24 | uint64_t{w.ss_owed} << 25);
     h.u64(w.sp);
     h.u64(w.mask_stack.size());
     for (const auto& e : w.mask_stack) {
@@ -485,11 +502,14 @@ uint64_t Machine::hash() const {
     h.u64(c.esr);
     h.u64(c.tgid);
     h.u64(c.tba);
-    h.u64(c.tba_valid);
+    h.u64(c.tba_valid | uint64_t{c.single_step} << 1 | uint64_t{c.round_open} << 2 |
+          uint64_t{c.resume} << 3);
+    h.vec(c.pending);
   }
   for (const auto& b : st_.barriers) h.u64(b.arrived);
   h.u64(st_.global_esr);
   h.u64(st_.gesr_cores);
+  h.u64(st_.host_next | uint64_t{static_cast<uint32_t>(st_.vtable)} << 32);
   h.u64(st_.rr_cursor);
   h.u64(st_.rng);
   return mix(h.h);
@@ -497,8 +517,23 @@ uint64_t Machine::hash() const {
 
 // exec.trace.format
 std::string format_trace(const Program& p, const TraceRecord& r) {
-  char head[96];
+  char head[160];
   int digits = static_cast<int>((p.config.wave + 3) / 4);
+  if (r.kind == TraceKind::Enter) {  // trap.entry
+    const auto code = static_cast<isa::Event>(r.cause & 0xff);
+    std::snprintf(head, sizeof head, "#%llu core %u enters its handler at pc=%u: %s",
+                  static_cast<unsigned long long>(r.step), r.core, r.pc,
+                  std::string(isa::event_name(code)).c_str());
+    std::string out = head;
+    if (r.cause >> 8) out += " code " + std::to_string(r.cause >> 8);
+    return out + ", raised by w" + std::to_string(r.warp);
+  }
+  if (r.kind == TraceKind::Resume) {  // trap.join, trap.resume
+    std::snprintf(head, sizeof head, "#%llu w%u leaves the handler of core %u: pc=%u exec=0x%0*llx",
+                  static_cast<unsigned long long>(r.step), r.warp, r.core, r.pc, digits,
+                  static_cast<unsigned long long>(r.exec));
+    return head;
+  }
   std::snprintf(head, sizeof head, "#%llu w%u pc=%u exec=0x%0*llx ",
                 static_cast<unsigned long long>(r.step), r.warp, r.pc, digits,
                 static_cast<unsigned long long>(r.exec));

@@ -61,11 +61,18 @@ struct Outcome {
   std::optional<std::vector<uint32_t>> words(std::string_view buffer) const;
 };
 
+// What a trace record reports: a step, or (trap chapter) a core entering its
+// handler or a warp leaving it at the join or by the host's resume.
+enum class TraceKind : uint8_t { Step, Enter, Resume };
+
 struct TraceRecord {
   uint64_t step;
-  uint32_t warp;
-  uint32_t pc;
-  uint64_t exec;
+  uint32_t warp;  // Step: the warp; Enter: TGID; Resume: the resuming warp
+  uint32_t pc;    // Step: its PC; Enter: the handler entry (TBA); Resume: the resume PC
+  uint64_t exec;  // the warp's exec (Resume: as restored)
+  TraceKind kind = TraceKind::Step;
+  uint32_t core = 0;   // Enter, Resume: the core
+  uint32_t cause = 0;  // Enter: the cause word (trap.cause)
 };
 using TraceSink = std::function<void(const TraceRecord&)>;
 
@@ -179,6 +186,8 @@ class Machine {
   uint32_t frame_word(uint32_t g, uint32_t off);
   void set_frame_word(uint32_t g, uint32_t off, uint32_t v);
   void try_join(uint32_t core);
+  void resume_warp(uint32_t g);  // trap.resume
+  bool core_in_handler(uint32_t core) const;
   void clear_esr(uint32_t core) {  // trap.clear, trap.gesr
     st_.cores[core].esr = 0;
     st_.gesr_cores &= ~(uint64_t{1} << core);
@@ -188,6 +197,8 @@ class Machine {
  private:
   void init_state();
   int pick();
+  template <class Ok>
+  int pick_among(Ok ok);  // exec.sched.*: the policy's choice among the warps `ok` accepts
   bool check_livelock();
   std::optional<Status> finish(Status s);
   // No warp is ready: `paused` if some warp waits for the host, else `deadlock`.
@@ -204,8 +215,17 @@ class Machine {
   bool enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint32_t resume_pc,
                      const EventInfo* ev);
   std::optional<Status> take_event(WarpState& w);
-  void resume_warp(uint32_t g);
   bool all_or_none(uint32_t core) const;
+  // trap.host, trap.interrupt, trap.single_step: the work at a step boundary that
+  // does not come from an instruction. Returns the status that ends the launch.
+  std::optional<Status> boundary();
+  void apply_action(const HostAction& a);
+  bool apply_idle_actions();  // trap.host: no warp is ready; applies the next step's actions
+  void update_async();
+  bool round_eligible(uint32_t g) const {  // trap.single_step
+    const WarpState& w = st_.warps[g];
+    return w.in_handler || w.ss_owed || !st_.cores[core_of(g)].round_open;
+  }
 
   std::shared_ptr<const Program> prog_;
   const Insn* insns_ = nullptr;
@@ -231,6 +251,10 @@ class Machine {
   uint32_t done_count_ = 0;
   bool livelock_enabled_ = true;
   bool single_ = false;
+  // trap.host: a host action remains, an interrupt is pending or single-step is on,
+  // so boundary() has work; `stepping_` single-step is on for some core.
+  bool async_ = false;
+  bool stepping_ = false;
   LivelockDetector det_;
   std::optional<Status> final_;
   std::optional<EventInfo> event_;

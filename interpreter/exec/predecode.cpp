@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <limits>
 #include <unordered_map>
 
@@ -173,6 +174,67 @@ Src to_src(const syntax::Value& v) {
   return s;
 }
 
+// trap.host: the host script against the program and its configuration. Each
+// error is located where the action was written.
+bool resolve_host(const syntax::Program& ex, const LaunchConfig& cfg,
+                  const std::unordered_map<std::string, uint32_t>& labels,
+                  const std::vector<syntax::HostStep>& host, std::vector<HostAction>& out,
+                  syntax::Diagnostics& d) {
+  bool ok = true;
+  auto err = [&](const syntax::HostStep& h, const std::string& m) {
+    d.add(DiagKind::Config, h.span, "host script: " + m, "trap.host", h.origin);
+    ok = false;
+  };
+  uint64_t last = 0;
+  for (const auto& h : host) {
+    HostAction a;
+    a.step = h.step;
+    a.kind = h.kind;
+    a.core = h.core;
+    if (h.step >= cfg.max_steps)
+      err(h, "step " + std::to_string(h.step) + " is at or past max_steps (" +
+                 std::to_string(cfg.max_steps) + ")");
+    if (h.step < last) err(h, "the actions' steps must not decrease");
+    last = std::max(last, h.step);
+    if (h.core != kAllCores && static_cast<uint32_t>(h.core) >= cfg.cores)
+      err(h, "core " + std::to_string(h.core) + " is out of range: the launch has " +
+                 std::to_string(cfg.cores) + " core" + (cfg.cores == 1 ? "" : "s"));
+    switch (h.kind) {
+      case HostKind::Interrupt:
+        a.value = h.code;
+        break;
+      case HostKind::SingleStep:
+        a.value = h.on ? 1 : 0;
+        break;
+      case HostKind::Resume:
+        break;
+      case HostKind::BindTba: {
+        bool entry = ex.handler.value == h.name;
+        for (const auto& e : ex.handler_entries) entry |= e.value == h.name;
+        auto it = labels.find(h.name);
+        if (it == labels.end())
+          err(h, "undefined label '" + h.name + "'");
+        else if (!entry)
+          err(h, "label '" + h.name + "' is not a handler entry (.handler or .handler_entry)");
+        else
+          a.value = it->second;
+        break;
+      }
+      case HostKind::BindVtable: {
+        size_t i = 0;
+        while (i < ex.vtables.size() && ex.vtables[i].name != h.name) ++i;
+        if (i == ex.vtables.size())
+          err(h, "no vector table named '" + h.name + "' (.vtable)");
+        else
+          a.value = static_cast<uint32_t>(i);
+        break;
+      }
+    }
+    out.push_back(a);
+  }
+  return ok;
+}
+
 // FNV-1a over everything that defines the launch: the printed instructions, the
 // resolved labels, the buffers and the configuration.
 uint64_t fingerprint(const Program& p) {
@@ -199,15 +261,26 @@ uint64_t fingerprint(const Program& p) {
         static_cast<uint64_t>(c.policy), c.seed, c.max_steps, uint64_t{c.livelock_check}})
     u64(v);
   u64(p.handler ? uint64_t{*p.handler} + 1 : 0);
+  for (const auto& t : p.vtables) {  // trap.vector
+    u64(t.size());
+    for (uint32_t e : t) u64(e);
+  }
+  for (const auto& a : p.host)  // trap.host
+    for (uint64_t v : {a.step, uint64_t{static_cast<uint8_t>(a.kind)},
+                       uint64_t{static_cast<uint32_t>(a.core)}, uint64_t{a.value}})
+      u64(v);
   return h;
 }
 
 }  // namespace
 
 std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& cfg,
-                                 std::vector<BufferLayout> buffers, syntax::Diagnostics& d) {
+                                 std::vector<BufferLayout> buffers, syntax::Diagnostics& d,
+                                 const std::vector<syntax::HostStep>& host) {
   Program prog;
   prog.config = cfg;
+  prog.vregs_alloc = cfg.vregs;
+  prog.sregs_alloc = cfg.sregs;
   prog.buffers = std::move(buffers);
   if (prog.buffers.size() != ex.buffers.size()) {
     d.add(DiagKind::Config, syntax::Span{}, "buffers were not laid out");
@@ -232,6 +305,18 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
     }
     prog.handler = it->second;
   }
+  for (const auto& t : ex.vtables) {  // trap.vector
+    auto& pcs = prog.vtables.emplace_back();
+    for (const auto& l : t.labels) {
+      auto it = labels.find(l);
+      if (it == labels.end()) {
+        d.add(DiagKind::Invalid, t.span, "undefined label '" + l + "'");
+        return std::nullopt;
+      }
+      pcs.push_back(it->second);
+    }
+  }
+  if (!resolve_host(ex, cfg, labels, host, prog.host, d)) return std::nullopt;
   // The executor indexes registers, predicates and buffers without checks; these
   // guards keep that safe whatever the validator was asked to skip.
   auto bad = [&](const syntax::Stmt& s, const std::string& m) {
@@ -260,7 +345,17 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
     int srcs = 0, preds = 0;
     for (size_t i = 0; i < kinds.size(); ++i) {
       const auto& o = s.operands[i];
-      if (!reg_ok(o.value)) {
+      const bool write = kinds[i] == isa::OperandKind::Dst || kinds[i] == isa::OperandKind::VDst ||
+                         kinds[i] == isa::OperandKind::SDst || kinds[i] == isa::OperandKind::PDst;
+      // trap.regs: a read past .vregs/.sregs (the validator allows it in handler
+      // code only) reads the zero register, one past the last, never written.
+      syntax::Value v = o.value;
+      if (!write && v.file == RegFile::V && v.index >= cfg.vregs && v.index < 256)
+        v.index = cfg.vregs, prog.vregs_alloc = cfg.vregs + 1;
+      if (!write && v.file == RegFile::S && v.index >= cfg.sregs && v.index < 256)
+        v.index = cfg.sregs, prog.sregs_alloc = cfg.sregs + 1;
+      if (!reg_ok(o.value) && !(v.file == RegFile::V && v.index == cfg.vregs) &&
+          !(v.file == RegFile::S && v.index == cfg.sregs)) {
         bad(s, "register out of range");
         return std::nullopt;
       }
@@ -286,7 +381,7 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
         case isa::OperandKind::Src:
         case isa::OperandKind::VSrc:
         case isa::OperandKind::Lane:
-          source(in, srcs++) = to_src(o.value);
+          source(in, srcs++) = to_src(v);
           break;
         case isa::OperandKind::Pred:
           if (preds++ == 0) {
@@ -311,7 +406,7 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
             in.space = it->second;
           }
           in.offset = static_cast<uint32_t>(o.offset);
-          source(in, srcs++) = to_src(o.value);
+          source(in, srcs++) = to_src(v);
           break;
         }
         case isa::OperandKind::Label: {

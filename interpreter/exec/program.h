@@ -71,13 +71,31 @@ struct BufferLayout {
   std::vector<uint8_t> init;  // initial contents, `bytes` long
 };
 
+// trap.host: one action of a launch's host script, resolved against the program.
+using syntax::HostKind;
+using syntax::kAllCores;
+struct HostAction {
+  uint64_t step = 0;  // applied when exactly this many steps have been executed
+  HostKind kind = HostKind::Interrupt;
+  int32_t core = kAllCores;  // a core index, or kAllCores
+  // interrupt: the code; bind_tba: the handler entry's PC; bind_vtable: the table's
+  // index in Program::vtables; single_step: 1 on, 0 off; resume: unused.
+  uint32_t value = 0;
+  bool operator==(const HostAction&) const = default;
+};
+
 struct Program {
   LaunchConfig config;  // the configuration it was assembled for
   std::vector<Insn> insns;
   std::vector<std::string> text;    // each instruction printed, for traces and listings
   std::vector<syntax::Span> spans;  // each instruction's source span
   std::vector<BufferLayout> buffers;
-  std::optional<uint32_t> handler;  // trap.install: the `.handler` label's PC
+  std::optional<uint32_t> handler;             // trap.install: the `.handler` label's PC
+  std::vector<std::vector<uint32_t>> vtables;  // trap.vector: each `.vtable`'s entry PCs
+  std::vector<HostAction> host;                // trap.host: the launch's host script
+  // Registers each warp has: .vregs/.sregs, plus one register that reads 0 when
+  // handler code reads past them (trap.regs).
+  uint32_t vregs_alloc = 0, sregs_alloc = 0;
   // Identifies the program text and configuration: snapshots restore only into a
   // machine with the same fingerprint (exec.snapshot).
   uint64_t fingerprint = 0;
@@ -92,8 +110,11 @@ std::vector<BufferLayout> layout_buffers(const syntax::Program& p, const LaunchC
 // Predecodes a validated, expanded program whose buffers layout_buffers has laid out
 // for `cfg` without errors. Returns nothing (and adds diagnostics) if anything the
 // executor relies on does not hold.
+// `host` is the launch's host script (trap.host): resolved here, its errors
+// reported with the step's origin and span.
 std::optional<Program> predecode(const syntax::Program& expanded, const LaunchConfig& cfg,
-                                 std::vector<BufferLayout> buffers, syntax::Diagnostics& d);
+                                 std::vector<BufferLayout> buffers, syntax::Diagnostics& d,
+                                 const std::vector<syntax::HostStep>& host = {});
 
 // Chooses the handler of one decoded instruction (dispatch.cpp; from the table).
 Handler select_handler(const Insn& in);

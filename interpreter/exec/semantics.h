@@ -288,6 +288,7 @@ SIMT_CONTROL(TPause)
 SIMT_CONTROL(TClear)
 SIMT_CONTROL(FrameLd)
 SIMT_CONTROL(FrameSt)
+SIMT_CONTROL(VCall)
 #undef SIMT_CONTROL
 
 }  // namespace simt::exec::sem

@@ -12,10 +12,10 @@
 namespace simt::exec {
 
 enum class WarpStatus : uint8_t {
-  Ready,    // may be scheduled
-  Barrier,  // waiting at a workgroup barrier (bar.arrive)
-  Done,     // every lane has exited
-  Paused,   // waiting for the host after `tpause` (trap.pause)
+  Ready,     // may be scheduled
+  Barrier,   // waiting at a workgroup barrier (bar.arrive)
+  Done,      // every lane has exited
+  Paused,    // waiting for the host after `tpause` (trap.pause)
   Returned,  // after `tret`, waiting for the core's join (trap.return, trap.join)
 };
 
@@ -40,6 +40,7 @@ struct WarpState {
   WaveMode mode = WaveMode::Normal;
   uint8_t part = 0;         // current sub-vector part
   bool in_handler = false;  // in the trap handler (trap chapter)
+  bool ss_owed = false;     // trap.single_step: eligible in the core's round, not yet stepped
   uint32_t sp = 0;          // program-stack pointer: byte offset into this warp's stack
   std::vector<MaskEntry> mask_stack;
   std::vector<uint32_t> pc_stack;
@@ -58,6 +59,10 @@ struct CoreState {
   uint32_t tgid = 0;
   uint32_t tba = 0;
   bool tba_valid = false;
+  std::vector<uint32_t> pending;  // trap.interrupt: pending interrupts' cause words, oldest first
+  bool single_step = false;       // trap.single_step: the host's flag
+  bool round_open = false;        // trap.single_step: a round is under way
+  bool resume = false;            // trap.host.resume: requested, not yet carried out
   bool operator==(const CoreState&) const = default;
 };
 
@@ -86,8 +91,10 @@ struct MachineState {
   std::vector<BarrierState> barriers;  // one per workgroup
   uint32_t global_esr = 0;
   uint64_t gesr_cores = 0;  // trap.gesr: cores that have not cleared the global ESR
-  uint32_t rr_cursor = 0;  // round_robin: next warp to consider
-  uint64_t rng = 0;        // random: SplitMix64 state
+  uint32_t host_next = 0;   // trap.state: the host script's next action
+  int32_t vtable = -1;      // trap.vector: the bound vector table, or -1
+  uint32_t rr_cursor = 0;   // round_robin: next warp to consider
+  uint64_t rng = 0;         // random: SplitMix64 state
   bool operator==(const MachineState&) const = default;
 };
 

@@ -56,7 +56,8 @@ uint32_t Machine::cause_word(isa::Event e, uint32_t payload) {
 
 // trap.entry, in its order. `resume_pc` is the raising warp's resume PC
 // (trap.resume.pc); the others resume where they are. Returns false (and records
-// frame_overflow, trap.frame.room) when a warp has no room for its frame.
+// frame_overflow, trap.frame.room) when a warp has no room for its frame. The
+// core must have an entering warp.
 bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint32_t resume_pc,
                             const EventInfo* ev) {
   const LaunchConfig& c = prog_->config;
@@ -112,12 +113,16 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
     set_frame_word(g, kFrameLane, with_lane ? static_cast<uint32_t>(ev->lane) : 0xffffffffu);
     const bool mem_event = raised && ev && !ev->space.empty();
     set_frame_word(g, kFrameAddr, mem_event ? ev->addr : 0);
-    set_frame_word(g, kFrameSpace, mem_event ? event_space_ : 0xffffffffu);
+    // As in the protocol's events: the buffer's index, 0xffff for slm.
+    const uint32_t space = event_space_ == kSpaceSlm ? 0xffffu : event_space_;
+    set_frame_word(g, kFrameSpace, mem_event ? space : 0xffffffffu);
     set_frame_word(g, kFrameRaiser, raised ? 1 : 0);
   }
   // 5. ESR and TGID.
   cs.esr = cause;
   cs.tgid = raiser;
+  // trap.single_step: an entry, for any cause, ends the core's round.
+  cs.round_open = false;
   // 6. The handler's context.
   for (uint32_t g : entering_) {
     WarpState& w = st_.warps[g];
@@ -128,7 +133,11 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
     w.user_pc_stack.swap(w.pc_stack);
     w.mask_stack.clear();
     w.pc_stack.clear();
+    w.ss_owed = false;
   }
+  if (trace_)
+    trace_(
+        TraceRecord{steps_, raiser, cs.tba, st_.warps[raiser].exec, TraceKind::Enter, core, cause});
   return true;
 }
 
@@ -180,6 +189,142 @@ void Machine::resume_warp(uint32_t g) {
   w.user_pc_stack.clear();
   w.in_handler = false;
   w.status = WarpStatus::Ready;
+  if (trace_) trace_(TraceRecord{steps_, g, w.pc, w.exec, TraceKind::Resume, core_of(g), 0});
+}
+
+// trap.terms: a core is in its handler while one of its warps runs handler code.
+bool Machine::core_in_handler(uint32_t core) const {
+  for (uint32_t g = 0; g < nwarps_; ++g) {
+    const WarpState& w = st_.warps[g];
+    if (core_of(g) == core && w.in_handler &&
+        (w.status == WarpStatus::Ready || w.status == WarpStatus::Barrier))
+      return true;
+  }
+  return false;
+}
+
+void Machine::update_async() {
+  stepping_ = false;
+  bool pending = false;
+  for (const CoreState& c : st_.cores) {
+    stepping_ |= c.single_step;
+    pending |= !c.pending.empty() || c.resume;
+  }
+  async_ = stepping_ || pending || st_.host_next < prog_->host.size();
+}
+
+// trap.host.*: one host action.
+void Machine::apply_action(const HostAction& a) {
+  const uint32_t ncores = static_cast<uint32_t>(st_.cores.size());
+  const uint32_t lo = a.core == kAllCores ? 0 : static_cast<uint32_t>(a.core);
+  const uint32_t hi = a.core == kAllCores ? ncores : lo + 1;
+  switch (a.kind) {
+    case HostKind::Interrupt: {  // trap.host.interrupt, trap.gesr
+      const uint32_t cause = cause_word(isa::Event::Interrupt, a.value);
+      if (a.core == kAllCores) {
+        st_.global_esr = cause;
+        st_.gesr_cores = ncores == 64 ? ~0ull : (uint64_t{1} << ncores) - 1;
+      }
+      for (uint32_t c = lo; c < hi; ++c) st_.cores[c].pending.push_back(cause);
+      break;
+    }
+    case HostKind::BindTba:  // trap.host.bind_tba
+      for (uint32_t c = lo; c < hi; ++c) st_.cores[c].tba = a.value, st_.cores[c].tba_valid = true;
+      break;
+    case HostKind::BindVtable:  // trap.host.bind_vtable
+      st_.vtable = static_cast<int32_t>(a.value);
+      break;
+    case HostKind::SingleStep:  // trap.host.single_step
+      for (uint32_t c = lo; c < hi; ++c) {
+        CoreState& cs = st_.cores[c];
+        cs.single_step = a.value != 0;
+        cs.round_open = false;
+        for (uint32_t g = 0; g < nwarps_; ++g)
+          if (core_of(g) == c) st_.warps[g].ss_owed = false;
+      }
+      break;
+    case HostKind::Resume:  // trap.host.resume: carried out by boundary()
+      for (uint32_t c = lo; c < hi; ++c) st_.cores[c].resume = true;
+      break;
+  }
+}
+
+// trap.host: with no warp ready, the host does not wait for steps that cannot
+// happen: the actions of the earliest remaining step are applied now.
+bool Machine::apply_idle_actions() {
+  const auto& host = prog_->host;
+  if (st_.host_next >= host.size()) return false;
+  const uint64_t step = host[st_.host_next].step;
+  while (st_.host_next < host.size() && host[st_.host_next].step == step)
+    apply_action(host[st_.host_next++]);
+  update_async();
+  return true;
+}
+
+// The step boundary (trap.host, trap.interrupt, trap.single_step), before the
+// scheduler picks: the host's actions for this step, then for each core in
+// ascending order a pending interrupt or the end of a single-step round.
+std::optional<Status> Machine::boundary() {
+  const auto& host = prog_->host;
+  while (st_.host_next < host.size() && host[st_.host_next].step <= steps_)
+    apply_action(host[st_.host_next++]);
+  const uint32_t ncores = static_cast<uint32_t>(st_.cores.size());
+  for (uint32_t c = 0; c < ncores; ++c) {
+    CoreState& cs = st_.cores[c];
+    if (cs.pending.empty() && !cs.single_step && !cs.resume) continue;
+    if (core_in_handler(c)) continue;
+    if (cs.resume) {  // trap.host.resume: once the core is out of its handler
+      cs.resume = false;
+      for (uint32_t g = 0; g < nwarps_; ++g)
+        if (core_of(g) == c && st_.warps[g].status == WarpStatus::Paused) resume_warp(g);
+    }
+    // The core's warps that would enter (trap.entry), and whether any is not done.
+    int32_t first = -1;
+    bool all_done = true, owed = false;
+    for (uint32_t g = 0; g < nwarps_; ++g) {
+      if (core_of(g) != c) continue;
+      const WarpState& w = st_.warps[g];
+      all_done &= w.status == WarpStatus::Done;
+      if (first < 0 && (w.status == WarpStatus::Ready || w.status == WarpStatus::Barrier))
+        first = static_cast<int32_t>(g);
+      owed |= w.ss_owed && w.status == WarpStatus::Ready;
+    }
+    if (all_done) cs.pending.clear();  // trap.interrupt: dropped
+    if (first < 0) continue;           // only paused (or done) warps: stays pending
+    const auto g = static_cast<uint32_t>(first);
+    uint32_t cause = 0;
+    if (!cs.pending.empty()) {  // trap.interrupt: oldest first, one per entry
+      cause = cs.pending.front();
+      cs.pending.erase(cs.pending.begin());
+    } else if (cs.round_open && !owed) {  // trap.single_step: the round is over
+      cause = cause_word(isa::Event::SingleStep, 0);
+    } else if (!cs.round_open) {  // trap.single_step: a new round
+      for (uint32_t h = 0; h < nwarps_; ++h) {
+        WarpState& w = st_.warps[h];
+        if (core_of(h) == c && w.status == WarpStatus::Ready && !w.in_handler) {
+          w.ss_owed = true;
+          cs.round_open = true;
+        }
+      }
+      continue;
+    } else {
+      continue;
+    }
+    const auto code = static_cast<isa::Event>(cause & 0xff);
+    if (!cs.tba_valid || !enter_handler(c, g, cause, st_.warps[g].pc, nullptr)) {
+      if (!event_) {  // trap.none
+        EventInfo e;
+        e.code = code;
+        e.warp = g;
+        e.pc = st_.warps[g].pc;
+        e.payload = cause >> 8;
+        event_ = std::move(e);
+      }
+      return Status::Trapped;
+    }
+  }
+  update_async();
+  return std::nullopt;
 }
 
 // trap.allornone: the ready and barrier warps of a core are all in user mode or all
@@ -243,6 +388,20 @@ Flow FrameSt::exec(Machine& m, WarpState& w, const Insn& in) {
     return m.raise(w, isa::Event::IllegalInstruction);
   m.set_frame_word(m.warp_id(w), off, m.uniform(w, in.b));
   return Flow::Next;
+}
+
+// trap.vector: a call through the bound vector table.
+Flow VCall::exec(Machine& m, WarpState& w, const Insn& in) {
+  if (w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);
+  const int32_t t = m.state().vtable;
+  if (t < 0) return m.raise(w, isa::Event::VectorUnbound);
+  const std::vector<uint32_t>& table = m.program().vtables[static_cast<size_t>(t)];
+  const uint32_t a = m.uniform(w, in.a);
+  if (a >= table.size()) return m.raise(w, isa::Event::VectorRange);
+  if (w.pc_stack.size() >= m.config().call_depth) return m.raise(w, isa::Event::CallOverflow);
+  w.pc_stack.push_back(w.pc + 1);
+  w.pc = table[a];
+  return Flow::Jump;
 }
 
 }  // namespace simt::exec::sem

@@ -1,5 +1,6 @@
 #include "host/host.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -104,6 +105,120 @@ std::optional<std::string> load_config_toml(const std::string& path, Overrides& 
   return parse_config_toml(text, path, out);
 }
 
+std::optional<std::string> host_step_from(const std::vector<HostField>& keys,
+                                          syntax::HostStep& out) {
+  using syntax::HostKind;
+  auto find = [&](std::string_view k) -> const HostValue* {
+    for (const auto& f : keys)
+      if (f.key == k) return &f.value;
+    return nullptr;
+  };
+  const HostValue* step = find("step");
+  const HostValue* action = find("action");
+  if (!step || !std::holds_alternative<int64_t>(*step) || std::get<int64_t>(*step) < 0)
+    return std::string("'step' must be given as a non-negative integer");
+  out.step = static_cast<uint64_t>(std::get<int64_t>(*step));
+  if (!action || !std::holds_alternative<std::string>(*action))
+    return std::string(
+        "'action' must be given as a string (interrupt, bind_tba, bind_vtable, single_step, "
+        "resume)");
+  const std::string& a = std::get<std::string>(*action);
+  struct Kind {
+    HostKind kind;
+    std::vector<std::string_view> keys;  // besides step and action
+  };
+  static const std::vector<Kind> kinds = {{HostKind::Interrupt, {"core", "code"}},
+                                          {HostKind::BindTba, {"core", "label"}},
+                                          {HostKind::BindVtable, {"table"}},
+                                          {HostKind::SingleStep, {"core", "on"}},
+                                          {HostKind::Resume, {"core"}}};
+  const Kind* kind = nullptr;
+  for (const auto& k : kinds)
+    if (syntax::host_kind_name(k.kind) == a) kind = &k;
+  if (!kind)
+    return "unknown action '" + a.substr(0, 40) +
+           "' (interrupt, bind_tba, bind_vtable, single_step, resume)";
+  out.kind = kind->kind;
+  for (const auto& f : keys) {
+    if (f.key == "step" || f.key == "action") continue;
+    if (std::find(kind->keys.begin(), kind->keys.end(), f.key) == kind->keys.end())
+      return "unknown key '" + f.key.substr(0, 40) + "' for the action " + a;
+  }
+  out.core = syntax::kAllCores;
+  if (const HostValue* c = find("core")) {
+    if (auto* n = std::get_if<int64_t>(c); n && *n >= 0 && *n < exec::kMaxCores)
+      out.core = static_cast<int32_t>(*n);
+    else if (auto* str = std::get_if<std::string>(c); !str || *str != "all")
+      return std::string("'core' must be a core index or \"all\"");
+  }
+  out.code = 0;
+  if (const HostValue* c = find("code")) {
+    auto* n = std::get_if<int64_t>(c);
+    if (!n || *n < 0 || *n > 0xffffff)
+      return std::string("'code' must be an integer from 0 to 16777215 (trap.cause)");
+    out.code = static_cast<uint32_t>(*n);
+  }
+  if (out.kind == HostKind::SingleStep) {
+    const HostValue* on = find("on");
+    if (!on || !std::holds_alternative<bool>(*on))
+      return std::string("single_step needs 'on' = true or false");
+    out.on = std::get<bool>(*on);
+  }
+  if (out.kind == HostKind::BindTba || out.kind == HostKind::BindVtable) {
+    const char* key = out.kind == HostKind::BindTba ? "label" : "table";
+    const HostValue* n = find(key);
+    if (!n || !std::holds_alternative<std::string>(*n))
+      return a + " needs '" + key + "' as a string";
+    out.name = std::get<std::string>(*n);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_host_toml(std::string_view text, const std::string& name,
+                                           std::vector<syntax::HostStep>& out) {
+  auto parsed = parse_toml(text, name);
+  if (auto* e = std::get_if<TomlError>(&parsed))
+    return name + ":" + (e->line ? std::to_string(e->line) + ":" : std::string()) + " " +
+           e->message;
+  try {
+    const toml::value& data = std::get<toml::value>(parsed);
+    for (const auto& [key, value] : data.as_table())
+      if (key != "host")
+        return name + ":" + std::to_string(value.location().line()) + ": unknown key '" +
+               key.substr(0, 40) + "' (a host script holds [[host]] tables only)";
+    if (!data.contains("host")) return std::nullopt;
+    if (auto e = host_from_toml(data.at("host"), name, 0, out))
+      return name + ":" + (e->line ? std::to_string(e->line) + ":" : std::string()) + " " +
+             e->message;
+  } catch (const std::exception& e) {
+    return name + ": " + e.what();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> load_host_toml(const std::string& path,
+                                          std::vector<syntax::HostStep>& out) {
+  std::string text, err;
+  if (!read_file(path, text, err)) return err;
+  return parse_host_toml(text, path, out);
+}
+
+std::string host_to_toml(const std::vector<syntax::HostStep>& host) {
+  std::string out;
+  for (const auto& h : host) {
+    out += "[[host]]\nstep = " + std::to_string(h.step) + "\naction = \"" +
+           std::string(syntax::host_kind_name(h.kind)) + "\"\n";
+    if (h.kind != syntax::HostKind::BindVtable)
+      out += "core = " + (h.core == syntax::kAllCores ? "\"all\"" : std::to_string(h.core)) + "\n";
+    if (h.kind == syntax::HostKind::Interrupt) out += "code = " + std::to_string(h.code) + "\n";
+    if (h.kind == syntax::HostKind::SingleStep)
+      out += std::string("on = ") + (h.on ? "true" : "false") + "\n";
+    if (h.kind == syntax::HostKind::BindTba) out += "label = \"" + h.name + "\"\n";
+    if (h.kind == syntax::HostKind::BindVtable) out += "table = \"" + h.name + "\"\n";
+  }
+  return out;
+}
+
 exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadOptions& opt,
                                   syntax::Diagnostics& diags) {
   exec::LaunchConfig c;
@@ -186,7 +301,7 @@ LoadResult load(std::string_view text, const LoadOptions& opt) {
   vo.flow = opt.validate_flow;
   valid::validate(L.expanded, L.config, r.diags, vo);
   if (!r.diags.empty()) return r;
-  auto prog = exec::predecode(L.expanded, L.config, std::move(buffers), r.diags);
+  auto prog = exec::predecode(L.expanded, L.config, std::move(buffers), r.diags, opt.host);
   if (!prog) return r;
   L.program = std::make_shared<const exec::Program>(std::move(*prog));
   r.loaded = std::move(L);

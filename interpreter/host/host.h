@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include "exec/config.h"
 #include "exec/program.h"
@@ -34,7 +36,27 @@ struct LoadOptions {
   Overrides toml;  // from --config
   Overrides cli;   // from command-line flags
   bool validate_flow = true;
+  std::vector<syntax::HostStep> host;  // trap.host: the launch's host script
 };
+
+// trap.host: the value of one key of a host action, as TOML or JSON gave it.
+using HostValue = std::variant<int64_t, bool, std::string>;
+struct HostField {
+  std::string key;
+  HostValue value;
+};
+// trap.host.*: one action from its keys (`step`, `action` and the action's own keys).
+// Returns what is wrong, naming the key.
+std::optional<std::string> host_step_from(const std::vector<HostField>& keys,
+                                          syntax::HostStep& out);
+// trap.host.toml: a document holding only `[[host]]` tables (`simtspec run --host`).
+// Errors are `name:line: message`.
+std::optional<std::string> parse_host_toml(std::string_view text, const std::string& name,
+                                           std::vector<syntax::HostStep>& out);
+std::optional<std::string> load_host_toml(const std::string& path,
+                                          std::vector<syntax::HostStep>& out);
+// The script as TOML `[[host]]` tables (for reports and reproduce commands).
+std::string host_to_toml(const std::vector<syntax::HostStep>& host);
 
 struct Loaded {
   syntax::Program ast;       // as written

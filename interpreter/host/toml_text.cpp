@@ -1,5 +1,7 @@
 #include "host/toml_text.h"
 
+#include "host/host.h"
+
 #include <cstdio>
 #include <regex>
 #include <sstream>
@@ -159,6 +161,36 @@ std::variant<toml::value, TomlError> parse_toml(std::string_view text, const std
     if (auto* e = std::get_if<TomlError>(&probe)) return *e;
   }
   return parse_exactly(std::string(text), name);
+}
+
+std::optional<TomlError> host_from_toml(const toml::value& array, const std::string& name,
+                                        uint32_t line_offset, std::vector<syntax::HostStep>& out) {
+  auto line = [&](const toml::value& v) {
+    return static_cast<uint32_t>(v.location().line()) + line_offset;
+  };
+  if (!array.is_array())
+    return TomlError{line(array), "'host' must be an array of tables [[host]]"};
+  for (const toml::value& t : array.as_array()) {
+    if (!t.is_table()) return TomlError{line(t), "each element of 'host' must be a table"};
+    std::vector<HostField> keys;
+    for (const auto& [k, v] : t.as_table()) {
+      if (v.is_integer())
+        keys.push_back({k, HostValue{static_cast<int64_t>(v.as_integer())}});
+      else if (v.is_boolean())
+        keys.push_back({k, HostValue{v.as_boolean()}});
+      else if (v.is_string())
+        keys.push_back({k, HostValue{v.as_string().str}});
+      else
+        return TomlError{line(v),
+                         "'" + k.substr(0, 40) + "' must be an integer, a boolean or a string"};
+    }
+    syntax::HostStep h;
+    if (auto e = host_step_from(keys, h)) return TomlError{line(t), "[[host]]: " + *e};
+    h.origin = name;
+    h.span = syntax::Span{line(t), 1, 0};
+    out.push_back(std::move(h));
+  }
+  return std::nullopt;
 }
 
 }  // namespace simt::host

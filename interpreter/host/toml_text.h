@@ -12,6 +12,9 @@
 #include <string_view>
 #include <toml.hpp>
 #include <variant>
+#include <vector>
+
+#include "syntax/ast.h"
 
 namespace simt::host {
 
@@ -34,5 +37,11 @@ inline constexpr uint32_t kMaxTomlNesting = 32;
 
 // Parses `text` (named `name` in toml11's messages).
 std::variant<toml::value, TomlError> parse_toml(std::string_view text, const std::string& name);
+
+// trap.host.toml: the array `host` of a parsed document (a test header's or a host
+// file's): every element a table. `name` and `line_offset` locate errors and the
+// steps (a test header starts below line 1 of its file).
+std::optional<TomlError> host_from_toml(const toml::value& array, const std::string& name,
+                                        uint32_t line_offset, std::vector<syntax::HostStep>& out);
 
 }  // namespace simt::host

@@ -44,6 +44,22 @@ std::string_view elem_type_name(ElemType t) {
   return "u32";
 }
 
+std::string_view host_kind_name(HostKind k) {
+  switch (k) {
+    case HostKind::Interrupt:
+      return "interrupt";
+    case HostKind::BindTba:
+      return "bind_tba";
+    case HostKind::BindVtable:
+      return "bind_vtable";
+    case HostKind::SingleStep:
+      return "single_step";
+    case HostKind::Resume:
+      return "resume";
+  }
+  return "interrupt";
+}
+
 std::string_view buffer_mode_name(BufferMode m) {
   switch (m) {
     case BufferMode::In:

@@ -123,15 +123,48 @@ struct LaunchDirectives {
   bool operator==(const LaunchDirectives&) const = default;
 };
 
+// trap.vector: `.vtable NAME L0, L1, ...`
+struct VTableDecl {
+  std::string name;
+  std::vector<std::string> labels;
+  Span span;
+  bool operator==(const VTableDecl& o) const { return name == o.name && labels == o.labels; }
+};
+
 struct Program {
   LaunchDirectives launch;
-  Directive<std::string> handler;  // trap.install: `.handler LABEL`
+  Directive<std::string> handler;                       // trap.install: `.handler LABEL`
+  std::vector<Directive<std::string>> handler_entries;  // trap.install: `.handler_entry LABEL`
+  std::vector<VTableDecl> vtables;                      // trap.vector
   std::vector<BufferDecl> buffers;
   std::vector<Stmt> stmts;
   // AST equality ignores spans and comments: it is what `roundtrip` checks.
   bool operator==(const Program& o) const {
-    return launch == o.launch && handler == o.handler && buffers == o.buffers && stmts == o.stmts;
+    return launch == o.launch && handler == o.handler && handler_entries == o.handler_entries &&
+           vtables == o.vtables && buffers == o.buffers && stmts == o.stmts;
   }
 };
+
+// trap.host: the kinds of host action.
+enum class HostKind : uint8_t { Interrupt, BindTba, BindVtable, SingleStep, Resume };
+inline constexpr int32_t kAllCores = -1;
+
+// trap.host: one action of a host script as written (in TOML or JSON), before its
+// names are resolved against a program (exec::HostAction is the resolved form).
+struct HostStep {
+  uint64_t step = 0;
+  HostKind kind = HostKind::Interrupt;
+  int32_t core = kAllCores;  // a core index, or kAllCores ("all")
+  uint32_t code = 0;         // interrupt
+  bool on = false;           // single_step
+  std::string name;          // bind_tba: the label; bind_vtable: the table
+  std::string origin;        // where it was written (a file name), for messages
+  Span span;                 // its position there (line 0: not known)
+  bool operator==(const HostStep& o) const {
+    return step == o.step && kind == o.kind && core == o.core && code == o.code && on == o.on &&
+           name == o.name;
+  }
+};
+std::string_view host_kind_name(HostKind k);
 
 }  // namespace simt::syntax

@@ -4,15 +4,18 @@
 
 namespace simt::syntax {
 
-void Diagnostics::add(DiagKind kind, Span span, std::string message, std::string clause) {
+void Diagnostics::add(DiagKind kind, Span span, std::string message, std::string clause,
+                      std::string origin) {
   if (list_.size() >= kMaxReported) return;
-  list_.push_back({kind, span, std::move(message), std::move(clause)});
+  list_.push_back({kind, span, std::move(message), std::move(clause), std::move(origin)});
 }
 
 std::string format_diag(const std::string& file, const Diagnostic& d) {
-  std::string out = file;
-  out += ':' + std::to_string(d.span.line == 0 ? 1 : d.span.line) + ':' +
-         std::to_string(d.span.col == 0 ? 1 : d.span.col) + ": ";
+  std::string out = d.origin.empty() ? file : d.origin;
+  if (d.origin.empty() || d.span.line > 0)  // an origin without lines: a request's field
+    out += ':' + std::to_string(d.span.line == 0 ? 1 : d.span.line) + ':' +
+           std::to_string(d.span.col == 0 ? 1 : d.span.col);
+  out += ": ";
   switch (d.kind) {
     case DiagKind::Syntax:
       out += "error: ";

@@ -25,11 +25,15 @@ struct Diagnostic {
   // The spec clause the input breaks, where one names it (every validation error
   // does, valid.report); printed after the message in parentheses.
   std::string clause;
+  // Where the input came from when it is not the program text (a host script's
+  // file, trap.host.toml): printed instead of the program's file name.
+  std::string origin;
 };
 
 class Diagnostics {
  public:
-  void add(DiagKind kind, Span span, std::string message, std::string clause = {});
+  void add(DiagKind kind, Span span, std::string message, std::string clause = {},
+           std::string origin = {});
   bool empty() const { return list_.empty(); }
   size_t size() const { return list_.size(); }
   const std::vector<Diagnostic>& list() const { return list_; }

@@ -416,6 +416,13 @@ class Parser {
     d.span = at.span;
   }
 
+  std::string label_arg() {
+    const Token& t = cur_.next();
+    if (t.kind != Tok::Ident || !RE2::FullMatch(sp(t.text), label_re()))
+      fail(t, "expected a label, found " + describe(t));
+    return std::string(t.text);
+  }
+
   uint64_t unsigned_arg(uint64_t max) {
     const Token& t = cur_.next();
     if (t.kind != Tok::Number) fail(t, "expected a number, found " + describe(t));
@@ -463,10 +470,25 @@ class Parser {
       if (t.kind != Tok::Ident) fail(t, "expected a scheduling policy name, found " + describe(t));
       set_once(L.policy, d, std::string(t.text));
     } else if (n == ".handler") {  // trap.install
-      const Token& t = cur_.next();
-      if (t.kind != Tok::Ident || !RE2::FullMatch(sp(t.text), label_re()))
-        fail(t, "expected a label, found " + describe(t));
-      set_once(prog.handler, d, std::string(t.text));
+      set_once(prog.handler, d, label_arg());
+    } else if (n == ".handler_entry") {  // trap.install
+      syntax::Directive<std::string> e;
+      e.value = label_arg();
+      e.span = d.span;
+      prog.handler_entries.push_back(std::move(e));
+    } else if (n == ".vtable") {  // trap.vector
+      syntax::VTableDecl t;
+      t.span = d.span;
+      const Token& name = cur_.next();
+      if (name.kind != Tok::Ident || !RE2::FullMatch(sp(name.text), label_re()))
+        fail(name, "expected a vector table name, found " + describe(name));
+      t.name = std::string(name.text);
+      t.labels.push_back(label_arg());
+      while (cur_.at(Tok::Comma)) {
+        cur_.next();
+        t.labels.push_back(label_arg());
+      }
+      prog.vtables.push_back(std::move(t));
     } else if (n == ".buffer") {
       prog.buffers.push_back(buffer(d));
     } else {

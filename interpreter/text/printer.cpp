@@ -176,6 +176,12 @@ std::string print_directives(const syntax::LaunchDirectives& l) {
 std::string print(const syntax::Program& p) {
   std::string out = print_directives(p.launch);
   if (p.handler.value) out += ".handler " + *p.handler.value + "\n";
+  for (const auto& e : p.handler_entries) out += ".handler_entry " + *e.value + "\n";
+  for (const auto& t : p.vtables) {
+    out += ".vtable " + t.name;
+    for (size_t i = 0; i < t.labels.size(); ++i) out += (i ? ", " : " ") + t.labels[i];
+    out += "\n";
+  }
   for (const auto& b : p.buffers) out += print_buffer(b) + "\n";
   if (!out.empty()) out += "\n";
   int depth = 0;

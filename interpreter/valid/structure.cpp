@@ -108,6 +108,8 @@ Program expand(const Program& p) {
   Program out;
   out.launch = p.launch;
   out.handler = p.handler;
+  out.handler_entries = p.handler_entries;
+  out.vtables = p.vtables;
   out.buffers = p.buffers;
   std::set<std::string> used;
   for (const auto& s : p.stmts)

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
@@ -83,19 +84,39 @@ class Validator {
     // trap.install: the handler entry is a label of the program (valid.label.defined).
     if (p_.handler.value && !label_pc_.contains(*p_.handler.value))
       err(p_.handler.span, "undefined label '" + *p_.handler.value + "'", "valid.label.defined");
+    for (const auto& e : p_.handler_entries)
+      if (!label_pc_.contains(*e.value))
+        err(e.span, "undefined label '" + *e.value + "'", "valid.label.defined");
+    // trap.vector: table names are unique, entries are labels of the program.
+    std::unordered_map<std::string, uint32_t> tables;
+    for (const auto& t : p_.vtables) {
+      auto [it, fresh] = tables.emplace(t.name, t.span.line);
+      if (!fresh)
+        err(t.span,
+            "vector table '" + t.name + "' is already declared on line " +
+                std::to_string(it->second),
+            "trap.vector");
+      for (const auto& l : t.labels)
+        if (!label_pc_.contains(l))
+          err(t.span, "undefined label '" + l + "'", "valid.label.defined");
+    }
   }
 
-  void value_range(const Operand& o, const syntax::Value& v) {
+  // `read`: the operand is read, not written. An out-of-range register read is
+  // kept until the flow analysis knows whether it is handler code (trap.valid.regs).
+  void value_range(const Operand& o, const syntax::Value& v, bool read) {
+    auto out_of_range = [&](std::string msg) {
+      if (read && v.index < 256)  // 256: the most registers a program may declare
+        late_reads_.push_back({static_cast<uint32_t>(pcs_.size() - 1), o.span, std::move(msg)});
+      else
+        err(o.span, std::move(msg), "valid.reg.range");
+    };
     if (v.file == RegFile::V && v.index >= c_.vregs)
-      err(o.span,
-          "v" + std::to_string(v.index) + " is out of range: the program has " +
-              std::to_string(c_.vregs) + " vector registers (.vregs)",
-          "valid.reg.range");
+      out_of_range("v" + std::to_string(v.index) + " is out of range: the program has " +
+                   std::to_string(c_.vregs) + " vector registers (.vregs)");
     if (v.file == RegFile::S && v.index >= c_.sregs)
-      err(o.span,
-          "s" + std::to_string(v.index) + " is out of range: the program has " +
-              std::to_string(c_.sregs) + " scalar registers (.sregs)",
-          "valid.reg.range");
+      out_of_range("s" + std::to_string(v.index) + " is out of range: the program has " +
+                   std::to_string(c_.sregs) + " scalar registers (.sregs)");
     if (v.file == RegFile::P && v.index >= isa::kNumPreds)
       err(o.span,
           "p" + std::to_string(v.index) + " is out of range: predicates are p0 to p" +
@@ -118,7 +139,9 @@ class Validator {
     bool special_dst = false;
     for (size_t i = 0; i < kinds.size(); ++i) {
       const Operand& o = s.operands[i];
-      value_range(o, o.value);
+      const bool read = kinds[i] != OperandKind::Dst && kinds[i] != OperandKind::VDst &&
+                        kinds[i] != OperandKind::SDst && kinds[i] != OperandKind::PDst;
+      value_range(o, o.value, read);
       switch (kinds[i]) {
         case OperandKind::Dst:
           scalar_form = o.value.file == RegFile::S;
@@ -153,6 +176,15 @@ class Validator {
       }
     }
     (void)special_dst;
+    // The trap instructions act once per warp: their operands are uniform (the
+    // instruction's clause says so: trap.sys, trap.frame.access, trap.vector).
+    if (info.feature == isa::Feature::trap)
+      for (const Operand& o : s.operands)
+        if (o.type == OperandType::Value && per_lane(o.value))
+          err(o.span,
+              "'" + std::string(info.mnemonic) + "' acts once per warp: its operands must be " +
+                  "uniform, not per-lane",
+              std::string(info.clause).c_str());
     if (scalar_form) {
       for (size_t i = 1; i < kinds.size(); ++i) {
         const Operand& o = s.operands[i];
@@ -196,9 +228,14 @@ class Validator {
     // more as a called context (valid.flow.calls).
     std::vector<uint32_t> entries{0};
     std::vector<Ctx> kinds{Ctx::Main};
-    if (p_.handler.value) {
-      auto it = label_pc_.find(*p_.handler.value);
-      if (it != label_pc_.end() && it->second < size_) {
+    // trap.install: `.handler` and every `.handler_entry` are handler contexts.
+    std::vector<const syntax::Directive<std::string>*> handlers;
+    if (p_.handler.value) handlers.push_back(&p_.handler);
+    for (const auto& e : p_.handler_entries) handlers.push_back(&e);
+    for (const auto* h : handlers) {
+      auto it = label_pc_.find(*h->value);
+      if (it != label_pc_.end() && it->second < size_ &&
+          std::find(entries.begin(), entries.end(), it->second) == entries.end()) {
         entries.push_back(it->second);
         kinds.push_back(Ctx::Handler);
       }
@@ -223,7 +260,7 @@ class Validator {
     enum : uint8_t { kUser = 1, kHandler = 2 };
     std::vector<uint8_t> ctx_mode(entries.size(), 0);
     ctx_mode[0] = kUser;
-    if (roots > 1) ctx_mode[1] = kHandler;
+    for (size_t i = 1; i < roots; ++i) ctx_mode[i] = kHandler;
     std::unordered_map<uint32_t, size_t> ctx_of_entry;  // called contexts by entry PC
     for (size_t i = roots; i < entries.size(); ++i) ctx_of_entry[entries[i]] = i;
     for (bool changed = true; changed;) {
@@ -237,6 +274,11 @@ class Validator {
     std::vector<uint8_t> pc_mode(size_, 0);
     for (size_t i = 0; i < entries.size(); ++i)
       for (uint32_t pc : reached[i]) pc_mode[pc] |= ctx_mode[i];
+    // trap.valid.regs, trap.regs: reads past .vregs/.sregs in handler code only.
+    for (const auto& r : late_reads_)
+      if (pc_mode[r.pc] != kHandler)
+        err(r.span, r.message + "; only handler code may read past them (trap.valid.regs)",
+            "valid.reg.range");
     for (uint32_t pc = 0; pc < size_; ++pc) {
       const Stmt& s = *pcs_[pc];
       const std::string mn(isa::info(s.op).mnemonic);
@@ -246,7 +288,8 @@ class Validator {
                  (s.op == Op::TRet || s.op == Op::TPause || s.op == Op::TClear ||
                   s.op == Op::FrameLd || s.op == Op::FrameSt)) {
         err(s.span, mn + " outside handler code", "trap.valid.mode");
-      } else if (pc_mode[pc] == kHandler && (s.op == Op::Sys || s.op == Op::Exit)) {
+      } else if (pc_mode[pc] == kHandler &&
+                 (s.op == Op::Sys || s.op == Op::Exit || s.op == Op::VCall)) {
         err(s.span, mn + " in handler code", "trap.valid.mode");
       }
     }
@@ -345,18 +388,28 @@ class Validator {
         case Op::Jmp:
           flow_to(pc, target(s, 0), st);
           break;
-        case Op::Call: {
-          uint32_t t = target(s, 0);
-          if (t >= size_) {
-            report(pc,
-                   "call to '" + s.operands[0].name +
-                       "', the end of the program: the called code runs past the last instruction",
-                   "valid.flow.calls");
-          } else {
-            callees.push_back(t);
-            if (!is_called[t]) {
-              is_called[t] = true;
-              entries.push_back(t);
+        case Op::Call:
+        case Op::VCall: {
+          // trap.vector: vcall may call any entry of any vector table.
+          std::vector<std::pair<std::string, uint32_t>> targets;
+          if (s.op == Op::Call)
+            targets.emplace_back(s.operands[0].name, target(s, 0));
+          else
+            for (const auto& t : p_.vtables)
+              for (const auto& l : t.labels) targets.emplace_back(l, label_pc_.at(l));
+          for (const auto& [name, t] : targets) {
+            if (t >= size_) {
+              report(pc,
+                     "call to '" + name +
+                         "', the end of the program: the called code runs past the last "
+                         "instruction",
+                     "valid.flow.calls");
+            } else {
+              callees.push_back(t);
+              if (!is_called[t]) {
+                is_called[t] = true;
+                entries.push_back(t);
+              }
             }
           }
           flow_to(pc, pc + 1, st);
@@ -396,6 +449,12 @@ class Validator {
   std::vector<const Stmt*> pcs_;
   uint32_t size_ = 0;
   bool ok_for_flow_ = true;
+  struct LateRead {
+    uint32_t pc;
+    Span span;
+    std::string message;
+  };
+  std::vector<LateRead> late_reads_;  // trap.valid.regs
 };
 
 }  // namespace

@@ -116,7 +116,7 @@ class HeaderReader {
   void run() {
     static const std::set<std::string> allowed = {"id",        "title",    "clauses", "features",
                                                   "requires",  "validate", "matrix",  "expect",
-                                                  "generated", "origin"};
+                                                  "generated", "origin",   "host"};
     for (const auto& [k, v] : doc_.as_table())
       if (!allowed.count(k)) err(v, "unknown key '" + k + "'");
     t_.id = str("id", true);
@@ -127,6 +127,9 @@ class HeaderReader {
     t_.clauses = strs("clauses", true);
     t_.features = strs("features", true);
     t_.required = strs("requires", false);
+    if (doc_.contains("host"))  // trap.host.toml: the launch's host script
+      if (auto e = host::host_from_toml(doc_.at("host"), t_.path, off_, t_.host))
+        errs_.push_back({e->line, e->message});
     for (const auto& f : t_.features)
       if (!known_features().count(f)) err(doc_.at("features"), "unknown feature tag '" + f + "'");
     if (doc_.contains("validate")) {  // format.validate

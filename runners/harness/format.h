@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "syntax/ast.h"
+
 #include "expr.h"
 #include "host/host.h"
 #include "json.h"
@@ -65,6 +67,7 @@ struct TestFile {
   std::vector<std::string> clauses, features, required;
   std::vector<Settings> configs;  // the expanded matrix (at least one)
   Expectation expect;
+  std::vector<syntax::HostStep> host;  // trap.host.toml: `[[host]]`
   bool generated = false;
   json::Value origin;
   uint32_t id_line = 0;  // line of the id key, for duplicate reports

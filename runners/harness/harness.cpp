@@ -160,6 +160,7 @@ Prepared prepare(const Case& c, const Options& o) {
   if (!t.sets_max_steps) p.request.max_steps = o.max_steps;
   host::LoadOptions opt = runners::load_options(p.request);
   opt.validate_flow = t.validate;
+  opt.host = t.host;  // trap.host
   std::set<std::string> mnemonics;
   exec::LaunchConfig cfg;
   auto loaded = host::load(t.source, opt);
@@ -196,6 +197,7 @@ Prepared prepare(const Case& c, const Options& o) {
   if (t.expect.status == "rejected") p.needs.push_back("validate");
   if (t.expect.status == "livelock") p.needs.push_back("livelock");
   if (!t.validate) p.needs.push_back("no_validate");
+  if (!t.host.empty()) p.needs.push_back("host");  // trap.host.toml
   for (const auto& r : t.required) p.needs.push_back(r);
   return p;
 }
@@ -224,6 +226,7 @@ std::string reproduce(const Case& c, const Options& o, bool reference) {
   // format.validate tests.
   if (!c.test->sets_max_steps) cmd += " --max-steps " + std::to_string(o.max_steps);
   if (!c.test->validate) cmd += " --no-validate";
+  if (!c.test->host.empty()) cmd += " --host " + shell_quote(file);  // its [[host]]
   return cmd + " --trace";
 }
 
@@ -277,6 +280,7 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   req.program = t.source;
   req.config = p.request;
   req.validate = t.validate;
+  req.host = t.host;
   if (own_scheduler) {
     rec["config"]["policy"] = "own";
     if (std::string why = policy_dependence(req, p.layout); !why.empty()) {

@@ -165,6 +165,10 @@ class Translator {
                         std::to_string(cfg_.wave) + " lanes exceeds the device's " +
                         std::to_string(opt_.max_workgroup_invocations) + " invocations"};
     }
+    // trap: a shader cannot stop its workgroup at an event and run handler code
+    // (the runner does not declare the trap feature; spec/trap.md).
+    if (prog_.handler || !prog_.vtables.empty() || !prog_.host.empty())
+      throw Unsupported{"a trap handler, vector table or host script (the trap feature)"};
     if (prog_.size() > 60000) {
       // Keeps each warp's step count (at most kLoopBudget x the program size) in 32 bits.
       throw Unsupported{"programs of more than 60000 instructions"};
