@@ -1190,8 +1190,13 @@ void trace_block(Html& h, std::string_view heading, std::string_view id,
   h << "<details class=\"trace\" open><summary>" << E(heading) << " (" << lines.size()
     << " lines)</summary>\n<pre class=\"trace\">";
   for (size_t i = 0; i < lines.size(); ++i) {
+    // trap.entry, trap.resume: a core entering its handler, a warp leaving it.
+    const bool trap = lines[i].find(" enters its handler ") != std::string::npos ||
+                      lines[i].find(" leaves the handler ") != std::string::npos;
     if (i == diff_at)
       h << "<span class=\"diff\" id=\"" << id << "\">" << E(lines[i]) << "</span>\n";
+    else if (trap)
+      h << "<span class=\"trap\">" << E(lines[i]) << "</span>\n";
     else
       h << E(lines[i]) << "\n";
   }
@@ -1238,6 +1243,16 @@ void detail_traces(Html& h, const Detail& d) {
   if (!mine.empty()) trace_block(h, "runner trace", "trace-diff", mine, at);
 }
 
+// trap.host.toml: the launch's host script, as the test gives it.
+void detail_host(Html& h, const Detail& d) {
+  std::string host = get_str(d.rec, "host");
+  if (host.empty()) return;
+  h << "<h2 id=\"host\">Host script</h2>\n<p class=\"note\">The host's actions during the "
+       "launch (trap.host), the same for every configuration of the test.</p>\n<pre "
+       "class=\"host\">"
+    << E(host) << "</pre>\n";
+}
+
 void detail_tail(Html& h, const Detail& d) {
   if (std::string err = get_str(d.rec, "stderr"); !err.empty())
     h << "<h2 id=\"stderr\">Standard error</h2>\n<pre class=\"stderr\">" << E(err) << "</pre>\n";
@@ -1263,6 +1278,7 @@ std::string render_detail(const Model& m, const Entry& e, const Row* row) {
   detail_other_runs(h, d, row);
   detail_facts(h, d);
   detail_first_diff(h, d);
+  detail_host(h, d);
   detail_outcomes(h, d);
   detail_buffers(h, d);
   detail_source(h, d);
@@ -1280,8 +1296,9 @@ constexpr std::string_view kStyle = R"css(:root {
   --pass: #1a7f37; --pass-bg: #dafbe1; --fail: #b42318; --fail-bg: #ffe4e0;
   --error: #8a4b00; --error-bg: #ffe8c2; --unsupported: #57606a; --unsupported-bg: #eaeef2;
   --xfail: #6a5a00; --xfail-bg: #fff6bf; --xpass: #8250df; --xpass-bg: #f1e6ff;
-  --hl: #fff1a8; --diff: #ffd0cc;
+  --hl: #fff1a8; --diff: #ffd0cc; --trap: #e3ecff;
 }
+pre.trace span.trap { background: var(--trap); display: inline-block; width: 100%; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
   color: var(--fg); background: var(--bg); margin: 0 auto; padding: 0 1.5em 3em; max-width: 1400px; }

@@ -337,6 +337,34 @@ TEST_F(Report, TraceErrorIsShown) {
       << d;
 }
 
+// results.report: a test's host script (trap.host.toml) and the trap handler's
+// entries and exits in a trace are shown on the configuration's page.
+TEST_F(Report, HostScriptAndHandlerEntriesAreShown) {
+  ResultsFile f = load("tests/data/results_fail.jsonl");
+  for (auto& r : f.records)
+    if (r.find("id")->as_string() == "xlane.readlane.values") {
+      r["host"] = "[[host]]\nstep = 4\naction = \"interrupt\"\ncore = \"all\"\ncode = 7\n";
+      r["reference_trace"] = json::Array{
+          "#3 w0 pc=3 exec=0xff add v1, v1, 1  ; line 9",
+          "#4 core 0 enters its handler at pc=8: interrupt code 7, raised by w0",
+          "#9 w0 leaves the handler of core 0: pc=4 exec=0xff"};
+    }
+  render({f});
+  std::string d = detail_of("xlane.readlane.values");
+  EXPECT_NE(d.find("<h2 id=\"host\">Host script</h2>"), std::string::npos) << d;
+  EXPECT_NE(d.find("action = &quot;interrupt&quot;"), std::string::npos) << d;
+  EXPECT_NE(d.find("<span class=\"trap\">#4 core 0 enters its handler at pc=8: interrupt code 7"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("<span class=\"trap\">#9 w0 leaves the handler of core 0"), std::string::npos)
+      << d;
+  EXPECT_EQ(count(d, "<span class=\"trap\">"), 2u) << d;
+  // A page without a host script has no such section.
+  ResultsFile g = load("tests/data/results_fail.jsonl");
+  render({g});
+  EXPECT_EQ(detail_of("xlane.readlane.values").find("id=\"host\""), std::string::npos);
+}
+
 TEST_F(Report, BufferWithExpectedValuesShowsEveryMismatch) {
   render({load("tests/data/results_fail.jsonl")});
   std::string d = detail_of("xlane.readlane.values");

@@ -252,6 +252,7 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   rec["config"] = p.config.to_json();
   rec["expected"] = t.expect.raw;
   rec["source"] = t.source;
+  if (!t.host.empty()) rec["host"] = host::host_to_toml(t.host);  // trap.host.toml
   auto finish = [&](const std::string& status, const std::string& message) {
     bool xf = matches_xfail(runner.xfail(), t.id, c.settings.key());
     std::string st = status;
