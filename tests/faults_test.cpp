@@ -66,6 +66,12 @@ TEST(Faults, EverySemanticFaultIsFoundWithItsFirstDifference) {
       {"atom-broadcast-inactive", "atom.warp"},
       {"atom-warp-lane0", "atom.warp"},
       {"atom-lane-descending", "atom.lane"},
+      {"esr-bystander", "trap.esr"},
+      {"barrier-count-kept", "barrier_unwind"},
+      {"syscall-skip", "trap.sys"},
+      {"syscall-pc-same", "trap.sys"},
+      {"frame-exec-live", "trap.resume"},
+      {"tclear-core-only", "trap.clear"},
   };
   for (const auto& [fault, topic] : fault_to_test) {
     auto r = run_suite(fault);

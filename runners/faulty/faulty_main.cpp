@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "exec/machine.h"
 #include "exec/semantics.h"
@@ -195,6 +196,104 @@ Flow atom_descending(Machine& m, WarpState& w, const Insn& in) {
   return Flow::Next;
 }
 
+// ---- trap handlers (spec/trap.md) ------------------------------------------------
+// These faults wrap the reference's own handler for the instruction (the one the
+// predecoder chose, exec::select_handler) and change what it did, so they need no
+// fault switch in the interpreter. Each is a plausible bug of a real trap unit.
+
+Flow reference(Machine& m, WarpState& w, const Insn& in) {
+  return exec::select_handler(in)(m, w, in);
+}
+
+bool reads_special(const Insn& in, isa::Special s) {
+  for (const exec::Src* src : {&in.a, &in.b, &in.c})
+    if (src->kind == exec::SrcKind::Special && src->index == static_cast<uint32_t>(s)) return true;
+  return false;
+}
+
+// esr-bystander: %esr reads the core's ESR to every warp in handler mode, not only
+// to TGID (the per-warp virtualisation of trap.esr is missing). The instruction
+// runs with the core's TGID set to the executing warp, restored afterwards (so an
+// instruction that also reads %tgid or %gesr, rare, sees those as TGID's too).
+Flow esr_bystander(Machine& m, WarpState& w, const Insn& in) {
+  if (!w.in_handler) return reference(m, w, in);
+  const uint32_t g = m.warp_id(w);
+  const uint32_t core = m.core_of(g);
+  const uint32_t tgid = m.state().cores[core].tgid;
+  m.mutable_state().cores[core].tgid = g;
+  const Flow f = reference(m, w, in);
+  m.mutable_state().cores[core].tgid = tgid;
+  return f;
+}
+
+// barrier-count-kept: entry unwinds the warps waiting at a barrier (they become
+// ready on their `bar`) but does not reset the workgroups' arrival counts, so the
+// unwound warps are counted twice when they execute `bar` again (trap.entry step 3).
+// Between two steps only an entry changes an arrival count (a `bar` changes it
+// inside its own step), so every instruction is wrapped: it puts back the counts
+// seen after the previous step of the same launch before running.
+struct ArrivalMemo {
+  const Machine* machine = nullptr;
+  uint64_t steps = 0;  // Machine::steps() during the step that recorded `counts`
+  std::vector<exec::BarrierState> counts;
+};
+thread_local ArrivalMemo arrival_memo;
+
+Flow barrier_count_kept(Machine& m, WarpState& w, const Insn& in) {
+  auto& bars = m.mutable_state().barriers;
+  ArrivalMemo& memo = arrival_memo;
+  if (memo.machine == &m && memo.steps + 1 == m.steps() && memo.counts.size() == bars.size())
+    bars = memo.counts;  // undo the reset of any entry since the previous step
+  const Flow f = reference(m, w, in);
+  memo.machine = &m;
+  memo.steps = m.steps();
+  memo.counts.assign(bars.begin(), bars.end());
+  return f;
+}
+
+// syscall-skip (Delta = 1), syscall-pc-same (Delta = -1): the frame's resume PC of
+// a system call is off by one: the sys's PC + 2 (the next instruction is skipped)
+// or the sys's own PC (the call is made again, for ever). The entry computes the
+// resume PC from the warp's pc after the handler returns; the event itself (its
+// PC, when no handler is installed) was recorded by raise() before the change,
+// and the change is made only when the core enters (a handler is installed and
+// the warp has room for its frame), so nothing else sees it.
+template <int Delta>
+Flow sys_resume_off(Machine& m, WarpState& w, const Insn& in) {
+  const Flow f = reference(m, w, in);
+  if (f == Flow::Event && !w.in_handler && w.sp >= Machine::kFrameBytes &&
+      m.state().cores[m.core_of(m.warp_id(w))].tba_valid)
+    w.pc += static_cast<uint32_t>(Delta);
+  return f;
+}
+
+// frame-exec-live: at the join a resuming warp's exec becomes its live lanes
+// instead of the frame's exec words AND live (trap.resume): the lanes that were
+// inactive when the event came (or that the handler removed from the frame) run.
+Flow join_exec_live(Machine& m, WarpState& w, const Insn& in) {
+  const uint32_t core = m.core_of(m.warp_id(w));
+  auto& warps = m.mutable_state().warps;
+  std::vector<uint8_t> in_handler(warps.size());
+  for (size_t g = 0; g < warps.size(); ++g) in_handler[g] = warps[g].in_handler;
+  const Flow f = reference(m, w, in);
+  for (size_t g = 0; g < warps.size(); ++g)
+    if (in_handler[g] && !warps[g].in_handler && m.core_of(static_cast<uint32_t>(g)) == core)
+      warps[g].exec = warps[g].live;
+  return f;
+}
+
+// tclear-core-only: tclear clears the core's ESR but not the core's view of the
+// global ESR (trap.clear, trap.gesr): %gesr keeps reading the host's cause word.
+Flow tclear_core_only(Machine& m, WarpState& w, const Insn& in) {
+  auto& st = m.mutable_state();
+  const uint32_t global_esr = st.global_esr;
+  const uint64_t gesr_cores = st.gesr_cores;
+  const Flow f = reference(m, w, in);
+  st.global_esr = global_esr;
+  st.gesr_cores = gesr_cores;
+  return f;
+}
+
 // Replaces the handlers the fault affects; false if the fault is unknown.
 bool patch(const std::string& fault, exec::Program& p) {
   using isa::Op;
@@ -225,6 +324,18 @@ bool patch(const std::string& fault, exec::Program& p) {
       in.fn = &watom_faulty<true, false>;
     else if (fault == "atom-lane-descending" && isa::info(in.op).family == isa::Family::AtomLane)
       in.fn = &atom_descending;
+    else if (fault == "esr-bystander" && reads_special(in, isa::Special::Esr))
+      in.fn = &esr_bystander;
+    else if (fault == "barrier-count-kept")
+      in.fn = &barrier_count_kept;
+    else if (fault == "syscall-skip" && in.op == Op::Sys)
+      in.fn = &sys_resume_off<1>;
+    else if (fault == "syscall-pc-same" && in.op == Op::Sys)
+      in.fn = &sys_resume_off<-1>;
+    else if (fault == "frame-exec-live" && (in.op == Op::TRet || in.op == Op::TPause))
+      in.fn = &join_exec_live;
+    else if (fault == "tclear-core-only" && in.op == Op::TClear)
+      in.fn = &tclear_core_only;
     else if (fault == "cmp-unsigned") {
       static const std::map<Op, Op> swap = {{Op::CmpLt, Op::CmpLtU},
                                             {Op::CmpLe, Op::CmpLeU},
@@ -250,6 +361,12 @@ bool patch(const std::string& fault, exec::Program& p) {
                                 "atom-broadcast-inactive",
                                 "atom-warp-lane0",
                                 "atom-lane-descending",
+                                "esr-bystander",
+                                "barrier-count-kept",
+                                "syscall-skip",
+                                "syscall-pc-same",
+                                "frame-exec-live",
+                                "tclear-core-only",
                                 "crash",
                                 "hang",
                                 "garbage"};
