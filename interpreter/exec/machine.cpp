@@ -114,7 +114,7 @@ Machine::Machine(std::shared_ptr<const Program> program) : prog_(std::move(progr
   livelock_enabled_ = c.livelock_check && c.policy != Policy::Random;
   // trap.host: host actions (and what they start) are work at the step boundary.
   // With one warp every policy but random (which still draws) picks warp 0.
-  single_ = nwarps_ == 1 && c.policy != Policy::Random;
+  one_warp_ = nwarps_ == 1 && c.policy != Policy::Random;
   init_state();
   update_async();
   det_.tortoise = st_;
@@ -326,12 +326,21 @@ int Machine::pick_among(Ok ok) {
   return -1;
 }
 
+// trap.single_step: a warp of a core in a round only if it is owed a step. Kept
+// out of pick() so that the common case stays a small function.
+// The picked warp steps now, so its debt is paid here.
+[[gnu::noinline]] int Machine::pick_stepping() {
+  const int wi = pick_among(
+      [this](uint32_t i) { return st_.warps[i].status == WarpStatus::Ready && round_eligible(i); });
+  if (wi >= 0) st_.warps[static_cast<size_t>(wi)].ss_owed = false;
+  return wi;
+}
+
 int Machine::pick() {
-  const auto& ws = st_.warps;
-  if (stepping_)  // trap.single_step: a warp of a core in a round only if owed a step
-    return pick_among(
-        [&](uint32_t i) { return ws[i].status == WarpStatus::Ready && round_eligible(i); });
-  return pick_among([&](uint32_t i) { return ws[i].status == WarpStatus::Ready; });
+  if (stepping_) [[unlikely]]
+    return pick_stepping();
+  const WarpState* ws = st_.warps.data();
+  return pick_among([ws](uint32_t i) { return ws[i].status == WarpStatus::Ready; });
 }
 
 std::optional<Status> Machine::finish(Status s) {
@@ -352,7 +361,7 @@ std::optional<Status> Machine::advance(uint64_t n) {
   for (uint64_t k = 0; k < n; ++k) {
     if (done_count_ == nwarps_) return finish(Status::Completed);
     if (steps_ >= max_steps) return finish(Status::StepLimit);
-    if (async_)  // trap.host, trap.interrupt, trap.single_step
+    if (boundary_due())  // trap.boundary
       if (auto s = boundary()) return finish(*s);
     int wi = single_ ? (st_.warps[0].status == WarpStatus::Ready ? 0 : -1) : pick();
     if (wi < 0) {
@@ -363,7 +372,6 @@ std::optional<Status> Machine::advance(uint64_t n) {
       return finish(no_ready_status());  // exec.status.deadlock, trap.paused
     }
     WarpState& w = st_.warps[static_cast<size_t>(wi)];
-    w.ss_owed = false;  // trap.single_step: the warp has stepped in its round
     const uint64_t exec = w.exec;
     if (trace_) trace_(TraceRecord{steps_, static_cast<uint32_t>(wi), w.pc, exec});
     // exec.form: with a partial exec, the warp's exec words (exec_words) are

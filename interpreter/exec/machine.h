@@ -197,6 +197,7 @@ class Machine {
  private:
   void init_state();
   int pick();
+  int pick_stepping();
   template <class Ok>
   int pick_among(Ok ok);  // exec.sched.*: the policy's choice among the warps `ok` accepts
   bool check_livelock();
@@ -250,11 +251,18 @@ class Machine {
   uint64_t lane_ops_ = 0;
   uint32_t done_count_ = 0;
   bool livelock_enabled_ = true;
-  bool single_ = false;
-  // trap.host: a host action remains, an interrupt is pending or single-step is on,
-  // so boundary() has work; `stepping_` single-step is on for some core.
-  bool async_ = false;
+  bool single_ = false;    // one_warp_ and no single-step: the scheduler is not consulted
+  bool one_warp_ = false;  // one warp, and a policy that does not draw
+  // trap.boundary: a step boundary has work when a core has (an interrupt
+  // pending, a resume outstanding, single-step on: `core_work_`) or when the host
+  // script's next action is due (`next_host_step_`, ~0 when none remains).
+  // `stepping_`: single-step is on for some core. Kept by update_async().
+  // `boundary_at_` folds both into one comparison: 0 with core work, else the
+  // next action's step.
+  bool boundary_due() const { return steps_ >= boundary_at_; }
+  bool core_work_ = false;
   bool stepping_ = false;
+  uint64_t boundary_at_ = ~uint64_t{0};
   LivelockDetector det_;
   std::optional<Status> final_;
   std::optional<EventInfo> event_;

@@ -210,7 +210,11 @@ void Machine::update_async() {
     stepping_ |= c.single_step;
     pending |= !c.pending.empty() || c.resume;
   }
-  async_ = stepping_ || pending || st_.host_next < prog_->host.size();
+  core_work_ = stepping_ || pending;
+  single_ = one_warp_ && !stepping_;  // single-step needs pick_stepping()
+  boundary_at_ = core_work_                           ? 0
+                 : st_.host_next < prog_->host.size() ? prog_->host[st_.host_next].step
+                                                      : ~uint64_t{0};
 }
 
 // trap.host.*: one host action.
@@ -266,8 +270,12 @@ bool Machine::apply_idle_actions() {
 // ascending order a pending interrupt or the end of a single-step round.
 std::optional<Status> Machine::boundary() {
   const auto& host = prog_->host;
-  while (st_.host_next < host.size() && host[st_.host_next].step <= steps_)
-    apply_action(host[st_.host_next++]);
+  if (st_.host_next < host.size() && host[st_.host_next].step <= steps_) {
+    while (st_.host_next < host.size() && host[st_.host_next].step <= steps_)
+      apply_action(host[st_.host_next++]);
+    update_async();
+  }
+  if (!core_work_) return std::nullopt;
   const uint32_t ncores = static_cast<uint32_t>(st_.cores.size());
   for (uint32_t c = 0; c < ncores; ++c) {
     CoreState& cs = st_.cores[c];
