@@ -92,6 +92,19 @@ std::string first_line(const std::string& s) {
   return s.substr(0, s.find('\n'));
 }
 
+// trap.host.toml: a host script as the lines of its [[host]] tables.
+std::vector<std::string> host_lines(const std::vector<syntax::HostStep>& script) {
+  std::vector<std::string> out;
+  const std::string toml = host::host_to_toml(script);
+  size_t at = 0;
+  while (at < toml.size()) {
+    const size_t end = toml.find('\n', at);
+    out.push_back(toml.substr(at, end - at));
+    at = end == std::string::npos ? toml.size() : end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string regression_file_name(const std::string& invariant, uint64_t seed) {
@@ -137,6 +150,7 @@ std::string regression_test(const FuzzFailure& f, const Check& expected,
     kv("warp", std::to_string(o.event->warp));
     kv("pc", std::to_string(o.event->pc));
     if (o.event->lane >= 0) kv("lane", std::to_string(o.event->lane));
+    if (o.event->code) kv("code", std::to_string(*o.event->code));  // trap.cause
   }
   for (const auto& b : o.buffers) {
     h += "; [expect.buffers." + b.name + "]\n";
@@ -145,6 +159,10 @@ std::string regression_test(const FuzzFailure& f, const Check& expected,
       vals += (i ? ", " : "") + std::to_string(b.values[i]);
     kv("values", vals + "]");
   }
+  // trap.host.toml: the host script the program runs with, as the header's [[host]].
+  const auto& script =
+      !expected.host.empty() || !expected.regression_text.empty() ? expected.host : f.shrunk.host;
+  for (const std::string& line : host_lines(script)) h += "; " + line + "\n";
   return h + "\n" + text;
 }
 
@@ -183,7 +201,11 @@ ItemResult check_item(const FuzzOptions& o, const Invariant& inv, uint64_t k,
     else if (r.verdict == Verdict::Fails)
       r.message = std::move(c.message);
     r.counters = std::move(c.counts);
-    if (o.print_programs) r.text = print(p);
+    if (o.print_programs) {
+      // The host script as comments: `simtspec run --host` takes it from a file.
+      for (const std::string& line : host_lines(p.host)) r.text += "; " + line + "\n";
+      r.text += print(p);
+    }
   } catch (const std::exception& e) {
     r.verdict = Verdict::Error;
     r.message = std::string("checking it threw an exception: ") + e.what();

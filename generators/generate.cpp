@@ -21,6 +21,7 @@ struct Ctx {
   int nfunctions = 0;
   bool input = false;
   bool traps = false;       // trap statements allowed (single-warp programs)
+  bool sys = false;         // sys statements allowed
   bool recurse_ok = false;  // a function body outside loops and exec-narrowing regions
   int depth = 0;            // nesting of if/loop
   int counted = 0;          // nesting of counted loops
@@ -167,7 +168,8 @@ Kind choose_kind(const Ctx& c, int size) {
                                // Recursion is guarded with cbr and jmp (program.cpp).
                                {c.recurse_ok && o.raw ? 2u : 0u, Kind::Recurse},
                                {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
-                               {c.traps ? 4u : 0u, Kind::Trap}});
+                               {c.traps ? o.trap_weight : 0u, Kind::Trap},
+                               {c.sys ? 2u : 0u, Kind::Sys}});
   }
   uint32_t total = 0;
   for (const auto& k : kinds) total += k.first;
@@ -318,6 +320,10 @@ Gen<Stmt> statement(Ctx c, int size) {
         s.body = *body(inner, size / 2);
         break;
       }
+      case Kind::Sys:
+        // trap.sys: the code, an immediate (taken modulo 2^24) or a uniform operand.
+        s.a = *g::weightedOneOf<Operand>({{3, immediate()}, {1, uniform_operand(c)}});
+        break;
       case Kind::Trap:
         s.slot = *g::inRange(0, static_cast<int>(TrapKind::kCount));
         if (s.slot == static_cast<int>(TrapKind::AtomicLaneOut) ||
@@ -476,6 +482,10 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
   o.spin = invariant.spin;
   if (o.spin) o.exits = false;  // every warp reaches the spin (oracle.model.spin)
   o.small_mask_depth = invariant.small_mask_depth;
+  o.handler_share = invariant.handler_share;
+  o.interrupts = invariant.interrupts;
+  o.trap_always = invariant.trap_always;
+  if (invariant.trap_always) o.trap_weight = 12;
   if (invariant.atomics) o.atomic_weight = 6;
   if (caps) {
     std::vector<uint32_t> waves;
@@ -488,6 +498,10 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
     o.random_policy = caps->policies.count("random") > 0;
     o.communicate = o.communicate && caps->features.count("xlane") && caps->features.count("mem") &&
                     caps->features.count("bar");
+    // The trap chapter's instructions and directives only for a runner with the
+    // trap feature, host scripts only with the host extra (trap.host.toml).
+    if (!caps->features.count("trap")) o.sys = false, o.handler_share = 0;
+    if (!caps->extras.count("host")) o.interrupts = false;
     // Raw primitive forms only for a runner that takes every branch primitive.
     if (!caps->all_instructions)
       for (const char* m : {"cbr", "jmp", "push", "invert", "pop", "lpush", "brk", "cont", "lnext"})
@@ -548,7 +562,15 @@ rc::Gen<Program> program(const Options& o) {
               {{4, Program::LineEnd::LF}, {1, Program::LineEnd::CRLF}, {1, Program::LineEnd::CR}});
           p.budget = *g::inRange<uint32_t>(0, 4);
           const bool one_warp = p.warps * p.workgroups == 1;
-          const bool traps = o.traps && one_warp && *g::arbitrary<bool>();
+          // oracle.model.handler: the recording handler, in a share of programs.
+          if (o.handler_share && *g::inRange<uint32_t>(0, 4) < o.handler_share)
+            p.handler = Program::Handler::Record;
+          const bool handled = p.handler == Program::Handler::Record;
+          const bool traps = o.traps && one_warp && (o.trap_always || *g::arbitrary<bool>());
+          // System calls where traps are; with the handler also in programs of
+          // several warps (each warp logs its own events, whatever the schedule).
+          const bool sys =
+              o.traps && o.sys && (traps || (handled && !one_warp && *g::arbitrary<bool>()));
           int nfunctions = o.calls ? *g::inRange(0, kMaxFunctions + 1) : 0;
           Ctx c;
           c.o = o;
@@ -556,6 +578,7 @@ rc::Gen<Program> program(const Options& o) {
           c.input = !p.input.empty();
           c.nfunctions = nfunctions;
           c.traps = traps;
+          c.sys = sys;
           c.wave = p.wave;
           for (int f = 0; f < nfunctions; ++f) {
             Ctx fc = c;
@@ -578,9 +601,12 @@ rc::Gen<Program> program(const Options& o) {
           // the deepest push or call may overflow. The defaults otherwise, unless
           // the program needs more (it never overflows without traps).
           const uint32_t mneed = std::max(1u, mask_need(p)), cneed = std::max(1u, call_need(p));
-          if (o.small_mask_depth && *g::weightedElement<bool>({{3, false}, {1, true}})) {
+          // With the handler no push may overflow: the model cannot skip one
+          // (oracle.model.handler); a call can.
+          if (o.small_mask_depth && !handled &&
+              *g::weightedElement<bool>({{3, false}, {1, true}})) {
             p.mask_depth = *g::inRange<uint32_t>(1, 5);
-          } else if (traps && *g::arbitrary<bool>()) {
+          } else if (traps && !handled && *g::arbitrary<bool>()) {
             p.mask_depth = std::max(1u, mneed - *g::inRange<uint32_t>(0, 2));
           } else if (mneed > 32 || *g::weightedElement<bool>({{5, false}, {1, true}})) {
             p.mask_depth = mneed;
@@ -592,6 +618,31 @@ rc::Gen<Program> program(const Options& o) {
           }
           if (p.mask_depth == 32) p.mask_depth = 0;  // the default (state.launch.defaults)
           if (p.call_depth == 16) p.call_depth = 0;
+          if (handled) {
+            // trap.frame.room: sometimes no room for a frame (with one warp: with
+            // several, which warps enter, and so which one overflows, depends on
+            // the schedule).
+            if (one_warp && *g::weightedElement<bool>({{11, false}, {1, true}}))
+              p.stack = *g::element<uint32_t>(16, 32, 48);
+            // oracle.model.host: one to three interrupts at steps from the start.
+            if (o.interrupts && *g::arbitrary<bool>()) {
+              const int n = *g::inRange(1, 4);
+              for (int i = 0; i < n; ++i) {
+                syntax::HostStep h;
+                h.kind = syntax::HostKind::Interrupt;
+                h.step = *g::weightedOneOf<uint64_t>(
+                    {{2, g::inRange<uint64_t>(0, 64)}, {1, g::inRange<uint64_t>(0, 1024)}});
+                h.core = *g::weightedElement<bool>({{1, false}, {1, true}})
+                             ? syntax::kAllCores
+                             : *g::inRange<int32_t>(0, static_cast<int32_t>(p.cores));
+                h.code = *g::weightedOneOf<uint32_t>(
+                    {{3, g::inRange<uint32_t>(0, 16)}, {1, g::inRange<uint32_t>(0, 1u << 24)}});
+                p.host.push_back(h);
+              }
+              std::stable_sort(p.host.begin(), p.host.end(),
+                               [](const auto& a, const auto& b) { return a.step < b.step; });
+            }
+          }
           return p;
         }));
   });

@@ -24,6 +24,15 @@ struct Options {
   // Trap statements, and mask/call depths at or one below what the program needs,
   // in single-warp programs (oracle.model.traps).
   bool traps = true;
+  uint32_t trap_weight = 4;  // of trap statements among the communicating ones
+  bool trap_always = false;  // every program that may trap has trap statements
+  // `sys` statements where traps are, and in programs of several warps with the
+  // recording handler (the trap feature, oracle.model.handler).
+  bool sys = true;
+  // Of 4 programs, how many get the recording handler (oracle.model.handler).
+  uint32_t handler_share = 0;
+  // Sometimes a host script of interrupts (oracle.model.host; the host extra).
+  bool interrupts = false;
   bool raw = true;             // primitive forms of if and loops, jumps over dead code
   bool spin = false;           // main ends with a loop that never ends (livelock oracle)
   uint32_t atomic_weight = 2;  // of atomic statements among the communicating ones
@@ -35,7 +44,7 @@ struct Options {
 };
 
 // The generator version, recorded in the origin of regression files.
-inline constexpr int kGeneratorVersion = 3;
+inline constexpr int kGeneratorVersion = 4;
 
 rc::Gen<Program> program(const Options& o);
 

@@ -1,5 +1,7 @@
 #include "oracles.h"
 
+#include <algorithm>
+
 #include "compare.h"
 #include "evaluator.h"
 #include "exec/machine.h"
@@ -27,6 +29,14 @@ std::optional<host::Loaded> load(const std::string& text, Check& c, host::LoadOp
   return std::move(r.loaded);
 }
 
+// A program text with the host script it runs with (trap.host).
+std::optional<host::Loaded> load(const std::string& text, Check& c,
+                                 const std::vector<syntax::HostStep>& script) {
+  host::LoadOptions opt;
+  opt.host = script;
+  return load(text, c, opt);
+}
+
 std::string show(const model::Outcome& o) {
   return json::dump(model::to_json(o)).substr(0, 600);
 }
@@ -38,6 +48,19 @@ std::string first_difference(const std::string& buffer, const std::vector<uint32
            std::to_string(want.size());
   for (size_t i = 0; i < want.size(); ++i)
     if (want[i] != got[i]) {
+      if (buffer == "trec") {  // oracle.model.handler: the recording handler's log
+        static const char* const fields[] = {"cause word", "TGID",  "resume PC",  "lane",
+                                             "address",    "space", "global ESR", "barrier status"};
+        static_assert(std::size(fields) == kRecordFields);
+        const size_t g = i / kRecordWords, k = i % kRecordWords;
+        const std::string what = k == 0 ? "event count"
+                                 : k <= kRecords * kRecordFields
+                                     ? "record " + std::to_string((k - 1) / kRecordFields) + " " +
+                                           fields[(k - 1) % kRecordFields]
+                                     : "unused word";
+        return buffer + "[" + std::to_string(i) + "] (warp " + std::to_string(g) + "'s " + what +
+               ") is " + std::to_string(got[i]) + ", expected " + std::to_string(want[i]);
+      }
       size_t t = threads ? i % threads : i;
       return buffer + "[" + std::to_string(i) + "] (thread " + std::to_string(t) + ", lane " +
              std::to_string(t % wave) + ") is " + std::to_string(got[i]) + ", expected " +
@@ -77,15 +100,22 @@ std::string outcome_difference(const model::Outcome& want, const model::Outcome&
         first_difference(wb.name, wv, gv, wb.name == "shared" ? 0 : p.threads(), p.wave);
     if (!d.empty()) return d + " (" + who + ")";
   }
+  for (const auto& gb : got.buffers) {
+    bool known = false;
+    for (const auto& wb : want.buffers) known = known || wb.name == gb.name;
+    if (!known) return "there is an output buffer " + gb.name + " that " + who + " does not have";
+  }
   return "";
 }
 
 // The request that runs a generated program on ctx.runner: its text, with the
-// resolved launch configuration.
-runners::RunRequest runner_request(const host::Loaded& loaded, const std::string& text) {
+// resolved launch configuration and its host script.
+runners::RunRequest runner_request(const host::Loaded& loaded, const std::string& text,
+                                   const std::vector<syntax::HostStep>& script = {}) {
   runners::RunRequest req;
   req.program = text;
   req.config = runners::run_config(loaded.config);
+  req.host = script;
   return req;
 }
 
@@ -101,6 +131,7 @@ bool runnable(const host::Loaded& loaded, const runners::RunRequest& req, Oracle
     std::erase_if(needs, [](const std::string& n) { return n.rfind("policy:", 0) == 0; });
   const Uses uses = uses_of(*loaded.program);
   for (const auto& f : uses.features) needs.push_back("feature:" + f);
+  if (!req.host.empty()) needs.push_back("host");  // format.requires, trap.host.toml
   // format.requires: the mnemonics as written (structured statements need none).
   for (const auto& st : loaded.ast.stmts)
     if (st.kind == syntax::StmtKind::Instr)
@@ -128,9 +159,10 @@ bool runnable(const host::Loaded& loaded, const runners::RunRequest& req, Oracle
 // could not be run.
 std::optional<model::Outcome> run_implementation(const host::Loaded& loaded,
                                                  const std::string& text, OracleContext& ctx,
-                                                 Check& c) {
+                                                 Check& c,
+                                                 const std::vector<syntax::HostStep>& script = {}) {
   if (!ctx.runner) return runners::to_model(Machine(loaded.program).run());
-  runners::RunRequest req = runner_request(loaded, text);
+  runners::RunRequest req = runner_request(loaded, text, script);
   if (!runnable(loaded, req, ctx, c)) return std::nullopt;
   runners::RunResult got = ctx.runner->run(req);
   if (got.kind == runners::RunResult::Kind::Unsupported) {
@@ -162,7 +194,7 @@ bool status_as_intended(const Program& p, const std::string& got, const std::str
 // oracle.invariant.structured
 Check structured(const Program& p, const std::string& text, OracleContext& ctx) {
   Check c;
-  auto loaded = load(text, c);
+  auto loaded = load(text, c, p.host);
   if (!loaded) return c;
   StructuredResult want = evaluate_structured(p);
   if (!want.error.empty())
@@ -262,13 +294,18 @@ Check scheduler(const Program& p, const std::string& text, OracleContext&) {
 // oracle.invariant.snapshot
 Check snapshot(const Program& p, const std::string& text, OracleContext& ctx) {
   Check c;
-  auto loaded = load(text, c);
+  auto loaded = load(text, c, p.host);
+  c.host = p.host;
   if (!loaded) return c;
   auto prog = loaded->program;
-  std::vector<std::string> trace;
+  // Each trace line with the step count it was recorded at: a step's own line
+  // and the handler entries and resumes it causes carry its number, an entry at
+  // the boundary before it too (exec.trace.format, trap.entry).
+  std::vector<std::pair<uint64_t, std::string>> trace;
   Machine full(prog);
-  full.set_trace(
-      [&](const exec::TraceRecord& r) { trace.push_back(exec::format_trace(*prog, r)); });
+  full.set_trace([&](const exec::TraceRecord& r) {
+    trace.emplace_back(r.step, exec::format_trace(*prog, r));
+  });
   exec::Outcome o = full.run();
   c.expected = runners::to_model(o);
   if (!status_as_intended(p, c.expected->status, "the program", c)) return c;
@@ -292,16 +329,18 @@ Check snapshot(const Program& p, const std::string& text, OracleContext& ctx) {
                        " and restore, the outcome is " + show(runners::to_model(ob)) +
                        ", uninterrupted " + show(*c.expected),
            c;
-  std::vector<std::string> suffix(
-      trace.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(k, trace.size())),
-      trace.end());
+  // What the uninterrupted run traced from step k on: the boundary after step k
+  // is the restored machine's to cross.
+  std::vector<std::string> suffix;
+  for (const auto& [step, line] : trace)
+    if (step >= k) suffix.push_back(line);
   if (after != suffix) {
     size_t i = 0;
     while (i < after.size() && i < suffix.size() && after[i] == suffix[i]) ++i;
     return c.ok = false,
            c.message = "after restore at step " + std::to_string(k) +
-                       " the trace differs at line " + std::to_string(k + i) + ": '" +
-                       (i < after.size() ? after[i] : "<end>") + "' vs '" +
+                       " the trace from there differs at its line " + std::to_string(i + 1) +
+                       ": '" + (i < after.size() ? after[i] : "<end>") + "' vs '" +
                        (i < suffix.size() ? suffix[i] : "<end>") + "'",
            c;
   }
@@ -495,9 +534,10 @@ Check roundtrip(const Program& p, const std::string& text, OracleContext&) {
 Check differential(const Program& p, const std::string& text, OracleContext& ctx) {
   Check c;
   if (!ctx.runner) return failing("differential needs an implementation to compare (--runner)");
-  auto loaded = load(text, c);
+  auto loaded = load(text, c, p.host);
   if (!loaded) return c;
-  runners::RunRequest req = runner_request(*loaded, text);
+  c.host = p.host;
+  runners::RunRequest req = runner_request(*loaded, text, p.host);
   runners::RunResult ref = runners::run_loaded(loaded->program, false);
   c.expected = ref.outcome;
   if (!status_as_intended(p, ref.outcome.status, "on the reference the program", c)) return c;
@@ -520,7 +560,226 @@ Check differential(const Program& p, const std::string& text, OracleContext& ctx
   return c;
 }
 
+// SplitMix64: the choices an oracle makes from its seed.
+uint64_t mix(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::string describe(const std::vector<syntax::HostStep>& script) {
+  std::string out;
+  for (const auto& h : script)
+    out += (out.empty() ? "" : ", ") + std::to_string(h.step) + " (core " +
+           (h.core == syntax::kAllCores ? std::string("all") : std::to_string(h.core)) + ", code " +
+           std::to_string(h.code) + ")";
+  return out;
+}
+
+// oracle.invariant.trap_transparency: interrupts at steps of the run, taken by a
+// handler that only returns, change nothing the program shows.
+Check trap_transparency(const Program& p, const std::string&, OracleContext& ctx) {
+  Program with;
+  with.handler = Program::Handler::Return;
+  return trap_transparency_with(p, with, ctx);
+}
+
+// oracle.invariant.trap_record: the recording handler's first record for the
+// warp that trapped without a handler is that event (trap.entry, trap.cause,
+// trap.esr, trap.frame, trap.resume.pc).
+Check trap_record(const Program& p, const std::string&, OracleContext& ctx) {
+  Check c;
+  Program bare = p, rec = p;
+  bare.handler = Program::Handler::None;
+  bare.handler_code.clear();
+  bare.stack = 0;  // room for the frame, so the handler takes every event
+  rec.handler = Program::Handler::Record;
+  rec.handler_code.clear();
+  rec.stack = 0;
+  const std::string bare_text = print(bare), rec_text = print(rec);
+  auto a = load(bare_text, c, p.host);
+  if (!a) return c;
+  auto b = load(rec_text, c, p.host);
+  if (!b) return c;
+  std::optional<model::Outcome> without = run_implementation(*a, bare_text, ctx, c, p.host);
+  if (!without) return c;
+  if (!status_as_intended(bare, without->status, "without a handler the program", c)) {
+    c.expected = ctx.runner ? runners::to_model(Machine(a->program).run()) : *without;
+    c.regression_text = bare_text;
+    c.host = p.host;
+    return c;
+  }
+  const bool trapped = without->status == "trapped" && without->event;
+  c.counts["oracle:trapped-without-handler"] = trapped ? 1 : 0;
+  std::optional<model::Outcome> with = run_implementation(*b, rec_text, ctx, c, p.host);
+  if (!with) return c;
+  // A regression test holds the program with the handler and expects the
+  // reference's outcome of it.
+  c.regression_text = rec_text;
+  c.host = p.host;
+  c.expected = ctx.runner ? runners::to_model(Machine(b->program).run()) : *with;
+  if (with->status == "trapped")
+    return c.ok = false,
+           c.message =
+               "with the recording handler (and room for frames) the program still ends "
+               "trapped: " +
+               show(*with),
+           c;
+  if (!trapped) return c;
+  const model::Event& e = *without->event;
+  const std::vector<int64_t>* log = nullptr;
+  for (const auto& buf : with->buffers)
+    if (buf.name == "trec") log = &buf.values;
+  const size_t base = size_t{e.warp} * kRecordWords;
+  if (!log || log->size() < base + kRecordWords)
+    return c.ok = false,
+           c.message = "the outcome has no log (trec) for warp " + std::to_string(e.warp), c;
+  auto word = [&](size_t i) { return static_cast<uint32_t>((*log)[base + i]); };
+  if (word(0) == 0)
+    return c.ok = false,
+           c.message = "without a handler warp " + std::to_string(e.warp) + " raises " + e.name +
+                       " at PC " + std::to_string(e.pc) +
+                       ", but with the recording handler it logs no event",
+           c;
+  const auto code = isa::find_event(e.name);
+  if (!code) return failing("an event without a code: " + e.name);
+  const bool sys = e.name == "syscall";
+  uint32_t space = 0xffffffffu;
+  if (!e.space.empty()) {
+    const auto names = buffer_names(rec);
+    const auto it = std::find(names.begin(), names.end(), e.space);
+    space = e.space == "slm" ? 0xffffu : static_cast<uint32_t>(it - names.begin());
+  }
+  const std::pair<const char*, uint32_t> want[] = {
+      {"cause word", static_cast<uint32_t>(*code) | (e.code.value_or(0) & 0xffffffu) << 8},
+      {"TGID", e.warp},
+      {"resume PC", e.pc + (sys ? 1 : 0)},  // trap.resume.pc: after a system call
+      {"lane", e.lane >= 0 ? static_cast<uint32_t>(e.lane) : 0xffffffffu},
+      {"address", e.space.empty() ? 0 : e.addr},
+      {"space", space}};
+  for (uint32_t f = 0; f < std::size(want); ++f)
+    if (word(1 + f) != want[f].second)
+      return c.ok = false,
+             c.message = "the first record of warp " + std::to_string(e.warp) + " has " +
+                         want[f].first + " " + std::to_string(word(1 + f)) +
+                         ", but without a handler the program traps with " + e.name + " at PC " +
+                         std::to_string(e.pc) + ", which gives " + std::to_string(want[f].second),
+             c;
+  return c;
+}
+
+// oracle.invariant.all_or_none: trap.allornone (and trap.join) at every step
+// boundary of the reference, stepped one step at a time.
+Check all_or_none(const Program& p, const std::string& text, OracleContext&) {
+  Check c;
+  auto a = load(text, c, p.host);
+  if (!a) return c;
+  c.host = p.host;
+  Machine m(a->program);
+  std::string problem = allornone_problem(m);
+  uint64_t in_handler = 0;
+  while (problem.empty()) {
+    const std::optional<exec::Status> end = m.advance(1);
+    problem = allornone_problem(m);
+    if (!problem.empty()) {
+      problem = "after step " + std::to_string(m.steps()) + ": " + problem;
+      break;
+    }
+    for (const auto& w : m.state().warps)
+      if (w.in_handler) {
+        ++in_handler;
+        break;
+      }
+    if (end) break;
+  }
+  c.counts["oracle:boundaries-in-handler"] = in_handler;
+  c.expected = runners::to_model(m.outcome());
+  if (!problem.empty()) return c.ok = false, c.message = problem, c;
+  status_as_intended(p, c.expected->status, "the program", c);
+  return c;
+}
+
 }  // namespace
+
+std::string allornone_problem(const exec::Machine& m) {
+  const exec::MachineState& st = m.state();
+  for (uint32_t core = 0; core < st.cores.size(); ++core) {
+    int mode = -1;
+    int32_t first = -1, returned = -1;
+    bool handler = false;
+    for (uint32_t g = 0; g < st.warps.size(); ++g) {
+      if (m.core_of(g) != core) continue;
+      const exec::WarpState& w = st.warps[g];
+      if (w.status == exec::WarpStatus::Returned && returned < 0)
+        returned = static_cast<int32_t>(g);
+      if (w.status != exec::WarpStatus::Ready && w.status != exec::WarpStatus::Barrier) continue;
+      handler = handler || w.in_handler;
+      if (mode < 0) {
+        mode = w.in_handler;
+        first = static_cast<int32_t>(g);
+      } else if (mode != static_cast<int>(w.in_handler)) {
+        auto mode_name = [](bool h) { return h ? "handler mode" : "user mode"; };
+        return "on core " + std::to_string(core) + " warp " + std::to_string(first) + " is in " +
+               mode_name(mode) + " and warp " + std::to_string(g) + " in " +
+               mode_name(w.in_handler) + ", both ready or at a barrier (trap.allornone)";
+      }
+    }
+    if (returned >= 0 && !handler)
+      return "on core " + std::to_string(core) + " warp " + std::to_string(returned) +
+             " has returned and waits for a join, but no warp of the core runs its handler "
+             "(trap.join)";
+  }
+  return "";
+}
+
+Check trap_transparency_with(const Program& p, const Program& with, OracleContext& ctx) {
+  Check c;
+  if (raises(p)) return failing("trap-transparency needs a program without trap or sys statements");
+  Program plain = p;
+  plain.handler = Program::Handler::None;
+  plain.handler_code.clear();
+  plain.host.clear();
+  plain.stack = 0;
+  const std::string plain_text = print(plain);
+  auto a = load(plain_text, c);
+  if (!a) return c;
+  const exec::Outcome ref = Machine(a->program).run();
+  // The outcome the interrupted program must have: the uninterrupted one.
+  c.expected = runners::to_model(ref);
+  if (!status_as_intended(plain, c.expected->status, "the uninterrupted program", c)) return c;
+  // One to three interrupts (trap.host.interrupt) at steps of the run, for all
+  // cores or one, chosen from the seed; steps in order (trap.host).
+  uint64_t state = ctx.seed;
+  std::vector<syntax::HostStep> script(1 + mix(state) % 3);
+  for (auto& h : script) {
+    h.kind = syntax::HostKind::Interrupt;
+    h.step = ref.steps ? mix(state) % ref.steps : 0;
+    h.core = mix(state) % 2 ? syntax::kAllCores : static_cast<int32_t>(mix(state) % p.cores);
+    h.code = static_cast<uint32_t>(mix(state) % 4 ? mix(state) % 16 : mix(state) % (1u << 24));
+  }
+  std::stable_sort(script.begin(), script.end(),
+                   [](const auto& x, const auto& y) { return x.step < y.step; });
+  Program q = plain;
+  q.handler = with.handler == Program::Handler::None ? Program::Handler::Return : with.handler;
+  q.handler_code = with.handler_code;
+  q.host = script;
+  const std::string text = print(q);
+  auto b = load(text, c, script);
+  if (!b) return c;
+  c.regression_text = text;
+  c.host = script;
+  c.counts["oracle:interrupts"] = script.size();
+  std::optional<model::Outcome> want =
+      ctx.runner ? run_implementation(*a, plain_text, ctx, c) : c.expected;
+  if (!want) return c;
+  std::optional<model::Outcome> got = run_implementation(*b, text, ctx, c, script);
+  if (!got) return c;
+  std::string d = outcome_difference(*want, *got, p, "the run without interrupts");
+  if (!d.empty())
+    c.ok = false, c.message = "with interrupts at steps " + describe(script) + ": " + d;
+  return c;
+}
 
 Check failing(std::string message) {
   Check c;
@@ -550,11 +809,25 @@ const std::vector<Invariant>& invariants() {
       {.name = "structured",
        .clauses = {"exec.outcome", "branch.struct.expand", "xlane.inactive", "bar.release"},
        .check = structured,
-       .runner_optional = true},
-      {.name = "scheduler", .clauses = {"exec.sched.independence"}, .check = scheduler},
-      {.name = "snapshot", .clauses = {"exec.snapshot"}, .check = snapshot},
-      {.name = "expansion", .clauses = {"branch.struct.expand"}, .check = expansion},
-      {.name = "roundtrip", .clauses = {"syntax.print.roundtrip"}, .check = roundtrip},
+       .runner_optional = true,
+       .handler_share = 1},
+      {.name = "scheduler",
+       .clauses = {"exec.sched.independence"},
+       .check = scheduler,
+       .handler_share = 1},
+      {.name = "snapshot",
+       .clauses = {"exec.snapshot"},
+       .check = snapshot,
+       .handler_share = 1,
+       .interrupts = true},
+      {.name = "expansion",
+       .clauses = {"branch.struct.expand"},
+       .check = expansion,
+       .handler_share = 1},
+      {.name = "roundtrip",
+       .clauses = {"syntax.print.roundtrip"},
+       .check = roundtrip,
+       .handler_share = 1},
       {.name = "atomic-broadcast",
        .clauses = {"atom.warp", "atom.lane", "xlane.readlane"},
        .check = atomic_broadcast,
@@ -577,11 +850,32 @@ const std::vector<Invariant>& invariants() {
        .traps = false,
        .spin = true},
       {.name = "validator", .clauses = {"valid.report"}, .check = validator_oracle},
+      {.name = "trap-transparency",
+       .clauses = {"trap.interrupt", "trap.host.interrupt", "trap.entry", "trap.context",
+                   "trap.resume"},
+       .check = trap_transparency,
+       .traps = false,
+       .runner_optional = true},
+      {.name = "trap-record",
+       .clauses = {"trap.entry", "trap.cause", "trap.esr", "trap.frame", "trap.resume.pc",
+                   "trap.none"},
+       .check = trap_record,
+       .runner_optional = true,
+       .handler_share = 4,
+       .interrupts = true,
+       .trap_always = true},
+      {.name = "all-or-none",
+       .clauses = {"trap.allornone", "trap.join"},
+       .check = all_or_none,
+       .handler_share = 4,
+       .interrupts = true},
       {.name = "differential",
        .clauses = {"exec.outcome"},
        .check = differential,
        .needs_runner = true,
-       .small_mask_depth = true},
+       .small_mask_depth = true,
+       .handler_share = 1,
+       .interrupts = true},
   };
   return all;
 }

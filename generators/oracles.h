@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/machine.h"
 #include "exec/program.h"
 #include "model.h"
 #include "program.h"
@@ -35,6 +36,9 @@ struct Check {
   // The program text a regression test holds, when it is not the generated
   // program itself (validator: the mutated program, which must be rejected).
   std::string regression_text;
+  // The host script a regression test carries as [[host]] (trap.host.toml), when
+  // the program it holds runs with one.
+  std::vector<syntax::HostStep> host;
 };
 
 // A check that failed with a message.
@@ -67,14 +71,31 @@ struct Invariant {
   // its own oracle); without, the reference.
   bool runner_optional = false;
   bool atomics = false;  // atomic statements are generated three times as often
+  // oracle.model.handler, oracle.model.host: of 4 programs, how many get the
+  // recording handler; whether those sometimes get a host script of interrupts;
+  // whether every program that may trap does (with trap statements more often).
+  uint32_t handler_share = 0;
+  bool interrupts = false;
+  bool trap_always = false;
 };
 
 // The status a generated program is meant to end with (oracle.invariant.status):
 // the structured evaluator's, or nothing when the program is outside its domain.
 std::optional<std::string> intended_status(const Program& p);
 
+// trap.allornone, trap.join: what is wrong with the machine's state at a step
+// boundary ("" if nothing): a core whose ready and barrier warps are not all in
+// the same mode, or a warp waiting at the join of a core that has left its handler.
+std::string allornone_problem(const exec::Machine& m);
+
+// oracle.invariant.trap_transparency with the handler of `with` (its `handler`
+// and `handler_code`) in place of the one that only returns: for tests that
+// show the invariant failing on a handler that is not transparent.
+Check trap_transparency_with(const Program& p, const Program& with, OracleContext& ctx);
+
 // sequential, structured, scheduler, snapshot, expansion, roundtrip, atomic-broadcast,
-// atomic-count, policy, livelock, validator, differential.
+// atomic-count, policy, livelock, validator, trap-transparency, trap-record,
+// all-or-none, differential.
 const std::vector<Invariant>& invariants();
 const Invariant* find_invariant(const std::string& name);
 

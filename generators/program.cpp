@@ -1,6 +1,7 @@
 #include "program.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 
 #include "generate.h"
@@ -63,7 +64,7 @@ std::string_view kind_name(Kind k) {
       "shfl_xor",     "readlane",   "ballot",      "vote",          "shared_store", "shared_load",
       "exchange",     "scalar_alu", "pred_op",     "scalar_load",   "skip",         "jump",
       "counted_loop", "recurse",    "exec_narrow", "barrier",       "nop",          "trap",
-      "spin",         "atomic"};
+      "spin",         "atomic",     "sys"};
   static_assert(std::size(names) == static_cast<size_t>(Kind::kCount));
   return names[static_cast<size_t>(k)];
 }
@@ -158,6 +159,80 @@ bool is_unary(const std::string& op) {
   return op == "mov" || op == "not" || op == "popc";
 }
 
+// oracle.model.handler: the handler's lines after its label; a line ending in
+// ':' is a label. The recording handler: the raising warp (%esr not 0) counts
+// the event in its log and records it (while the log has room), skips an
+// exception (codes 1-10) by advancing its frame's resume PC, clears the ESR;
+// every warp returns. It uses s48-s51 and p11 only (no statement does).
+std::vector<std::string> handler_lines(const Program& p) {
+  switch (p.handler) {
+    case Program::Handler::None:
+      return {};
+    case Program::Handler::Return:
+      return {"tclear", "tret"};
+    case Program::Handler::Custom: {
+      std::vector<std::string> out;
+      std::string l;
+      for (char ch : p.handler_code + "\n") {
+        if (ch != '\n') {
+          l += ch;
+          continue;
+        }
+        const auto b = l.find_first_not_of(" \t");
+        if (b != std::string::npos) out.push_back(l.substr(b));
+        l.clear();
+      }
+      return out;
+    }
+    case Program::Handler::Record:
+      break;
+  }
+  const std::string esr = sreg(kHandlerScalar), at = sreg(kHandlerScalar + 1),
+                    n = sreg(kHandlerScalar + 2), t = sreg(kHandlerScalar + 3),
+                    pr = "p" + std::to_string(kHandlerPred);
+  auto field = [&](RecordField f) { return "trec[" + at + "+" + std::to_string(4 + 4 * f) + "]"; };
+  return {
+      "mov " + esr + ", %esr",  // the cause word to TGID, 0 to the others
+      "cmp.eq " + pr + ", " + esr + ", 0",
+      "cbr " + pr + ", trap_record_leave",
+      "mov " + at + ", %tgid",
+      "shl " + at + ", " + at + ", " + std::to_string(std::countr_zero(kRecordWords * 4)),
+      "ld " + n + ", trec[" + at + "]",  // events so far
+      "add " + t + ", " + n + ", 1",
+      "st trec[" + at + "], " + t,
+      "cmp.ge.u " + pr + ", " + n + ", " + std::to_string(kRecords),
+      "cbr " + pr + ", trap_record_skip",  // the log is full: counted only
+      "mul " + n + ", " + n + ", " + std::to_string(4 * kRecordFields),
+      "add " + at + ", " + at + ", " + n,
+      "st " + field(kRecCause) + ", " + esr,
+      "mov " + t + ", %tgid",
+      "st " + field(kRecTgid) + ", " + t,
+      "frame.ld " + t + ", 0",
+      "st " + field(kRecPc) + ", " + t,
+      "frame.ld " + t + ", 40",
+      "st " + field(kRecLane) + ", " + t,
+      "frame.ld " + t + ", 44",
+      "st " + field(kRecAddr) + ", " + t,
+      "frame.ld " + t + ", 48",
+      "st " + field(kRecSpace) + ", " + t,
+      "mov " + t + ", %gesr",
+      "st " + field(kRecGesr) + ", " + t,
+      "frame.ld " + t + ", 20",
+      "st " + field(kRecStatus) + ", " + t,
+      "trap_record_skip:",
+      "and " + t + ", " + esr + ", 255",  // the event code
+      "cmp.gt.u " + pr + ", " + t + ", 10",
+      "cbr " + pr + ", trap_record_clear",  // not an exception: resume where saved
+      "frame.ld " + t + ", 0",
+      "add " + t + ", " + t + ", 1",
+      "frame.st 0, " + t,  // skip the instruction, which committed nothing
+      "trap_record_clear:",
+      "tclear",
+      "trap_record_leave:",
+      "tret",
+  };
+}
+
 class Printer {
  public:
   Printer(const Program& p, Layout* layout) : p_(p), layout_(layout) {}
@@ -175,11 +250,14 @@ class Printer {
     if (p.policy == "random") out_ += ".seed " + std::to_string(p.seed) + "\n";
     if (p.mask_depth) out_ += ".mask_depth " + std::to_string(p.mask_depth) + "\n";
     if (p.call_depth) out_ += ".call_depth " + std::to_string(p.call_depth) + "\n";
+    if (p.stack) out_ += ".stack " + std::to_string(p.stack) + "\n";
     out_ += ".vregs " + std::to_string(kVregs) + "\n";
     out_ += ".sregs " + std::to_string(kSregs) + "\n";
     // Generated programs run well under this; a faulty implementation that runs
     // away is stopped quickly (oracle.model.print).
     out_ += ".max_steps 1000000\n";
+    const std::string handler = handler_label(p);
+    if (!handler.empty()) out_ += ".handler " + handler + "\n";
     const bool exchange = uses(p, Kind::Exchange);
     const bool shared =
         uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad) || uses(p, Kind::Atomic);
@@ -207,6 +285,8 @@ class Printer {
       for (int k = 0; k < 8; ++k) out_ += (k ? ", " : " ") + std::to_string(counter_init(k));
       out_ += "\n";
     }
+    if (p.handler == Program::Handler::Record)
+      out_ += ".buffer trec u32[warps * workgroups * " + std::to_string(kRecordWords) + "] out\n";
     if (p.warps * p.workgroups == 1) {
       line("shl v1, %lane, 2");
     } else {
@@ -242,6 +322,16 @@ class Printer {
       out_ += "f" + std::to_string(f) + ":\n";
       block(p.functions[f], static_cast<int>(f), Depths{});
       line("ret");
+    }
+    // oracle.model.handler: after all user code, which never falls into it.
+    if (!handler.empty()) {
+      label(handler);
+      for (const std::string& l : handler_lines(p)) {
+        if (l.ends_with(":"))
+          label(l.substr(0, l.size() - 1));
+        else
+          line(l);
+      }
     }
     if (layout_) layout_->size = pc_;
     if (p.line_end == Program::LineEnd::LF) return out_;
@@ -637,6 +727,9 @@ class Printer {
       case Kind::Trap:
         trap(s, d);
         break;
+      case Kind::Sys:
+        line("sys " + opnd(s.a), &s);
+        break;
       case Kind::Spin: {
         const std::string l = fresh_label();
         if (s.raw)
@@ -774,6 +867,36 @@ class Printer {
 
 }  // namespace
 
+std::string handler_label(const Program& p) {
+  switch (p.handler) {
+    case Program::Handler::None:
+      return "";
+    case Program::Handler::Record:
+      return "trap_record";
+    case Program::Handler::Return:
+      return "trap_return";
+    case Program::Handler::Custom:
+      return "trap_custom";
+  }
+  return "";
+}
+
+std::vector<std::string> buffer_names(const Program& p) {
+  std::vector<std::string> out;
+  if (!p.input.empty() && (uses(p, Kind::LoadInput) || uses(p, Kind::ScalarLoad)))
+    out.push_back("in");
+  if (uses(p, Kind::StoreScratch) || uses(p, Kind::LoadScratch)) out.push_back("scratch");
+  if (uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad) || uses(p, Kind::Atomic))
+    out.push_back("shared");
+  out.push_back("out");
+  if (uses_trap(p, TrapKind::StraddleEnd)) out.push_back("tail");
+  if (p.count_atomics && uses(p, Kind::Atomic))
+    for (const char* b : {"tally", "lanes", "execs", "lane_log", "warp_log"}) out.push_back(b);
+  if (uses_counters(p)) out.push_back("counters");
+  if (p.handler == Program::Handler::Record) out.push_back("trec");
+  return out;
+}
+
 std::string print(const Program& p, Layout* layout) {
   if (layout) *layout = Layout{};
   return Printer(p, layout).run();
@@ -841,6 +964,10 @@ uint32_t counter_init(int word) {
   return init[word];
 }
 
+bool raises(const Program& p) {
+  return uses(p, Kind::Trap) || uses(p, Kind::Sys);
+}
+
 bool uses_counters(const Program& p) {
   return any_statement(
       p, [](const Stmt& s) { return s.kind == Kind::Atomic && s.slot == kCounterSlot; });
@@ -871,6 +998,7 @@ bool communicating(Kind k) {
     case Kind::ExecNarrow:
     case Kind::Barrier:
     case Kind::Trap:
+    case Kind::Sys:
     case Kind::Spin:
       return true;
     default:

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "syntax/ast.h"
+
 namespace simt::gen {
 
 // Register conventions of printed programs (oracle.model.registers). The
@@ -51,6 +53,26 @@ inline constexpr int kCountOld = 60;
 inline constexpr int kCountScalar = 56;
 // Entries of each log; old values at or above it all land in the last word.
 inline constexpr uint32_t kCountLog = 1024;
+// The recording trap handler (Program::Handler::Record, oracle.model.handler): its
+// scalar scratch registers s48-s51 and predicate p11, which no statement uses; its
+// log buffer `trec`, kRecordWords words per global warp: word 0 the number of
+// events the warp raised, then up to kRecords records of kRecordFields words.
+inline constexpr int kHandlerScalar = 48;
+inline constexpr int kHandlerPred = 11;
+inline constexpr uint32_t kRecordWords = 64;
+inline constexpr uint32_t kRecords = 7;
+inline constexpr uint32_t kRecordFields = 8;
+// The fields of a record, in order (trap.frame, trap.esr, trap.gesr).
+enum RecordField : uint32_t {
+  kRecCause,   // %esr: the cause word (trap.cause)
+  kRecTgid,    // %tgid: the raising warp's global id
+  kRecPc,      // frame word 0 as saved: the resume PC (trap.resume.pc)
+  kRecLane,    // frame word 40: the event's lane, or 0xffffffff
+  kRecAddr,    // frame word 44: the event's address, or 0
+  kRecSpace,   // frame word 48: the event's space, or 0xffffffff
+  kRecGesr,    // %gesr: the global ESR as the core sees it (trap.gesr)
+  kRecStatus,  // frame word 20: 1 if the warp was unwound from a barrier
+};
 // A function index for the context of main in the helpers below.
 inline constexpr int kMain = -1;
 
@@ -154,6 +176,8 @@ enum class Kind : uint8_t {
   Spin,         // loop (raw: L:) body; break !pt (raw: jmp L): never ends (livelock oracle)
   // Version 3:
   Atomic,  // [address as SharedStore;] atom.OP|watom.OP dst, shared[...], a (cas: 0, a)
+  // Version 4:
+  Sys,  // sys A (A uniform): a system call with the code A (trap.sys)
   kCount
 };
 std::string_view kind_name(Kind k);
@@ -211,6 +235,18 @@ struct Program {
   // watom.add of 1 on `tally`) and the instructions that record its participants
   // and old value (the atomic-count oracle).
   bool count_atomics = false;
+  // The trap handler installed with `.handler` (oracle.model.handler): none; the
+  // recording handler (logs each event in `trec`, skips exceptions, returns);
+  // one that only returns (`tclear; tret`, the trap-transparency oracle); or the
+  // instructions in handler_code (tests of the oracles).
+  enum class Handler : uint8_t { None, Record, Return, Custom } handler = Handler::None;
+  std::string handler_code;  // Custom: the handler's lines, after its label `trap_custom`
+  // `.stack` (state.memory.stack), 0 for the default. Below 64 no frame fits, so
+  // the first entry ends the launch with frame_overflow (trap.frame.room).
+  uint32_t stack = 0;
+  // The launch's host script (trap.host): not part of the text; run with it
+  // (host::LoadOptions::host), and a regression test carries it as [[host]].
+  std::vector<syntax::HostStep> host;
   std::vector<Stmt> main;
   std::vector<std::vector<Stmt>> functions;
   bool operator==(const Program&) const = default;
@@ -240,6 +276,8 @@ bool uses(const std::vector<Stmt>& b, Kind k);
 bool uses(const Program& p, Kind k);
 // Whether a trap statement of kind k appears in p.
 bool uses_trap(const Program& p, TrapKind k);
+// Whether a statement of p raises an event (trap or sys statements).
+bool raises(const Program& p);
 // Whether a warp-wide atomic (watom.*) appears in p.
 bool uses_warp_atomic(const Program& p);
 // Whether an atomic on `counters` (slot kCounterSlot) appears in p.
@@ -262,6 +300,12 @@ std::map<Kind, uint64_t> kind_counts(const Program& p);
 // The function a Call statement in context `fn` calls, or -1 if it prints nothing
 // (main calls f(slot mod n); f_i calls a later function, if there is one).
 int call_target(const Program& p, int fn, const Stmt& s);
+
+// The handler's entry label and lines (oracle.model.handler), "" for None.
+std::string handler_label(const Program& p);
+// The names of the buffers print(p) declares, in declaration order (their index
+// is the space of memory events, trap.frame).
+std::vector<std::string> buffer_names(const Program& p);
 
 // The 32-bit pattern of the immediate as the printer writes it (syntax.operand.imm).
 std::string imm_text(int64_t value, Notation n);

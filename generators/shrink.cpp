@@ -118,6 +118,22 @@ std::vector<Program> simplifications(const Program& p) {
   if (p.call_depth) with([](Program& q) { q.call_depth = 0; });
   if (p.simd) with([](Program& q) { q.simd = 0; });
   if (p.cores > 1) with([](Program& q) { q.cores = 1; });
+  // The trap chapter's parts: no handler, the default stack, fewer and plainer
+  // host actions (oracle.shrink).
+  // Without the handler a system call ends the launch: in a program of several
+  // warps the schedule would decide which warp's does, so it keeps its handler.
+  if (p.handler != Program::Handler::None && p.handler != Program::Handler::Custom &&
+      (p.warps * p.workgroups == 1 || !uses(p, Kind::Sys)))
+    with([](Program& q) { q.handler = Program::Handler::None; });
+  if (p.stack) with([](Program& q) { q.stack = 0; });
+  for (size_t i = p.host.size(); i-- > 0;)
+    with([i](Program& q) { q.host.erase(q.host.begin() + static_cast<std::ptrdiff_t>(i)); });
+  for (size_t i = 0; i < p.host.size(); ++i) {
+    with([i](Program& q) { q.host[i].core = syntax::kAllCores; });
+    with([i](Program& q) { q.host[i].code = 0; });
+    // Earlier, keeping the steps in order.
+    with([i](Program& q) { q.host[i].step = i ? q.host[i - 1].step : 0; });
+  }
   // Whole functions, then statements (outermost first), then hoisting bodies.
   for (size_t f = p.functions.size(); f-- > 0;)
     with([f](Program& q) {
@@ -209,6 +225,9 @@ std::vector<Program> simplifications(const Program& p) {
             break;
           case Kind::ScalarAlu:  // the same operation in vector form
             s.kind = Kind::Alu;
+            break;
+          case Kind::Sys:
+            s.kind = Kind::Nop;
             break;
           default:
             break;
@@ -313,7 +332,9 @@ Program shrink(const Program& p, const FailsFn& fails, size_t max_attempts, Shri
       // Only candidates that are still valid programs count (e.g. hoisting a
       // loop body can leave a break outside any loop).
       const std::string text = print(cand);
-      if (!host::load(text).loaded) continue;
+      host::LoadOptions opt;
+      opt.host = cand.host;  // trap.host.errors: e.g. a core index past the cores
+      if (!host::load(text, opt).loaded) continue;
       ++st.attempts;
       if (fails(cand, text)) {
         cur = std::move(cand);

@@ -89,6 +89,9 @@ void count_constructs(const Program& p, const Check& check,
   if (p.call_depth) ++counts["launch:call_depth-set"];
   ++counts["launch:wave-" + std::to_string(p.wave)];
   ++counts["launch:policy-" + p.policy];
+  if (p.handler != Program::Handler::None) ++counts["launch:handler-" + handler_label(p)];
+  if (p.stack) ++counts["launch:stack-set"];
+  if (!p.host.empty()) ++counts["launch:host-script"];
   auto r = host::load(print(p));
   if (r.loaded) {
     for (const auto& in : r.loaded->program->insns)

@@ -3,6 +3,7 @@
 // and lets the warps take turns between barriers.
 #include "warp_eval.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <condition_variable>
@@ -24,7 +25,10 @@ using Set = uint64_t;  // a set of lanes: bit l is lane l
 struct Trapped {};   // an event was recorded: the launch ends (exec.status.trapped)
 struct WarpDone {};  // the warp's last live lane exited (branch.exit)
 struct Aborted {};   // the launch ended while this warp waited (trap, deadlock)
-struct Outside {     // the program is outside the evaluator's domain
+// oracle.model.handler: the handler took the event and the warp resumes after the
+// instruction that raised it, which committed nothing (trap.entry, trap.resume).
+struct Skipped {};
+struct Outside {  // the program is outside the evaluator's domain
   std::string why;
 };
 
@@ -96,7 +100,8 @@ class WarpRun {
   // ---- events, stacks, memory --------------------------------------------------------
   uint32_t pc(const Stmt& s, size_t i) const;
   [[noreturn]] void raise(const char* name, uint32_t pc, int32_t lane = -1, uint32_t addr = 0,
-                          const std::string& space = {}, bool memory = false);
+                          const std::string& space = {}, bool memory = false, uint32_t payload = 0);
+  void log_event(uint32_t cause, uint32_t resume_pc, const model::Event& e);
   void push(const Stmt& s, size_t i);
   void call(const Stmt& s, size_t i);
   std::vector<uint8_t>& space(const std::string& name);
@@ -163,6 +168,7 @@ class WarpRun {
   // ---- statements ---------------------------------------------------------------------
   Set block(const std::vector<Stmt>& b, int fn, Set E, Depths d);
   Set stmt(const Stmt& s, int fn, Set E, Depths d);
+  Set stmt_body(const Stmt& s, int fn, Set E, Depths d);
   void alu(const Stmt& s, int dst, Set E);
   Set loop(const Stmt& s, int fn, Set E, Depths d);
   Set invoke(int f, Set E);
@@ -205,6 +211,8 @@ class Launch {
       for (int k = 0; k < 8; ++k)
         for (int b = 0; b < 4; ++b) m[4 * k + b] = static_cast<uint8_t>(counter_init(k) >> (8 * b));
     }
+    if (p.handler == Program::Handler::Record)
+      declare("trec", size_t{p.warps} * p.workgroups * kRecordWords * 4);
     if (uses(p, Kind::Exchange)) slm_.assign(p.workgroups, std::vector<uint8_t>(p.warps * W_ * 4));
     const uint32_t n = p.warps * p.workgroups;
     warps_.resize(n);
@@ -224,6 +232,15 @@ class Launch {
     StructuredResult r;
     if (uses(p_, Kind::Spin)) {
       r.error = "the program spins forever (livelock oracle only)";
+      return r;
+    }
+    // Host actions come at step counts, which the evaluator does not keep.
+    if (!p_.host.empty()) {
+      r.error = "the program has a host script";
+      return r;
+    }
+    if (p_.handler == Program::Handler::Custom) {
+      r.error = "the program has a handler of its own";
       return r;
     }
     const uint32_t n = static_cast<uint32_t>(warps_.size());
@@ -252,7 +269,7 @@ class Launch {
       o.event = event_;
       r.status_only = n > 1;
     }
-    for (const char* name : {"scratch", "shared", "out", "tail", "counters"}) {
+    for (const char* name : {"scratch", "shared", "out", "tail", "counters", "trec"}) {
       auto it = buffers_.find(name);
       if (it == buffers_.end()) continue;
       const uint32_t size = std::string_view(name) == "tail" ? 1 : 4;  // tail is u8[6]
@@ -470,7 +487,7 @@ uint32_t WarpRun::pc(const Stmt& s, size_t i) const {
 }
 
 void WarpRun::raise(const char* name, uint32_t at, int32_t lane, uint32_t addr,
-                    const std::string& space, bool memory) {
+                    const std::string& space, bool memory, uint32_t payload) {
   model::Event e;
   e.name = name;
   e.warp = w_.gid;
@@ -480,13 +497,70 @@ void WarpRun::raise(const char* name, uint32_t at, int32_t lane, uint32_t addr,
     e.addr = addr;
     e.space = space;
   }
-  L_.record(std::move(e));
-  throw Trapped{};
+  const bool sys = e.name == "syscall";
+  if (sys) e.code = payload & 0xffffffu;       // trap.cause: modulo 2^24
+  if (p_.handler == Program::Handler::None) {  // trap.none
+    L_.record(std::move(e));
+    throw Trapped{};
+  }
+  if (p_.stack && p_.stack < 64) {
+    // trap.frame.room: no room for the frame; the lowest entering warp (this one
+    // in a program of one warp) at its pc, which is still the raising instruction's.
+    model::Event fo;
+    fo.name = "frame_overflow";
+    fo.warp = w_.gid;
+    fo.pc = at;
+    L_.record(std::move(fo));
+    throw Trapped{};
+  }
+  // trap.entry, trap.resume.pc: an exception resumes at its own PC, a system
+  // call after it.
+  const auto code = isa::find_event(e.name);
+  if (!code) throw Outside{"an event the evaluator does not know: " + e.name};
+  const uint32_t cause = static_cast<uint32_t>(*code) | (sys ? *e.code << 8 : 0);
+  if (p_.handler == Program::Handler::Return) {
+    // tclear; tret: a system call continues, an exception is raised again for ever.
+    if (sys) throw Skipped{};
+    throw Outside{"an exception under a handler that only returns"};
+  }
+  // The recording handler logs the event and skips an exception (codes 1-10).
+  log_event(cause, sys ? at + 1 : at, e);
+  throw Skipped{};
+}
+
+// oracle.model.handler: what the recording handler stores for the raising warp:
+// the count, then (while the log has room) the record (trap.esr, trap.frame).
+void WarpRun::log_event(uint32_t cause, uint32_t resume_pc, const model::Event& e) {
+  auto& m = space("trec");
+  auto put = [&](uint32_t at, uint32_t v) {
+    for (uint32_t i = 0; i < 4; ++i) m.at(at + i) = static_cast<uint8_t>(v >> (8 * i));
+  };
+  const uint32_t base = w_.gid * kRecordWords * 4;
+  const uint32_t n = load_le(m, base, 4);
+  put(base, n + 1);
+  if (n >= kRecords) return;
+  uint32_t index = 0xffffffffu;  // runner.protocol.response: buffer index, 0xffff for slm
+  if (!e.space.empty()) {
+    const auto names = buffer_names(p_);
+    const auto it = std::find(names.begin(), names.end(), e.space);
+    index = e.space == "slm" ? 0xffffu : static_cast<uint32_t>(it - names.begin());
+  }
+  const uint32_t rec = base + 4 + n * kRecordFields * 4;
+  put(rec + 4 * kRecCause, cause);
+  put(rec + 4 * kRecTgid, w_.gid);
+  put(rec + 4 * kRecPc, resume_pc);
+  put(rec + 4 * kRecLane, e.lane >= 0 ? static_cast<uint32_t>(e.lane) : 0xffffffffu);
+  put(rec + 4 * kRecAddr, e.space.empty() ? 0 : e.addr);
+  put(rec + 4 * kRecSpace, index);
+  put(rec + 4 * kRecGesr, 0);    // no host script: the global ESR stays null
+  put(rec + 4 * kRecStatus, 0);  // the raising warp was running, not at a barrier
 }
 
 // branch.push, branch.lpush: mask_overflow when the stack is full.
 void WarpRun::push(const Stmt& s, size_t i) {
   const uint32_t limit = p_.mask_depth ? p_.mask_depth : kDefaultMaskDepth;
+  if (w_.masks >= limit && p_.handler != Program::Handler::None)
+    throw Outside{"a mask_overflow under a handler (a skipped push is not modelled)"};
   if (w_.masks >= limit) raise("mask_overflow", pc(s, i));
   ++w_.masks;
 }
@@ -634,7 +708,17 @@ Set WarpRun::invoke(int f, Set E) {
   return out;
 }
 
+// A statement; under a handler, one whose instruction raised an event ends there
+// (its last instruction raised it and committed nothing) and the lanes go on.
 Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
+  try {
+    return stmt_body(s, fn, E, d);
+  } catch (const Skipped&) {
+    return E;
+  }
+}
+
+Set WarpRun::stmt_body(const Stmt& s, int fn, Set E, Depths d) {
   const Program& p = p_;
   const int dst = data(s.dst);
   switch (s.kind) {
@@ -907,8 +991,13 @@ Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
           w_.p[kRecursePred] = (w_.p[kRecursePred] & ~(Set{1} << l)) | (Set{gt} << l);
       if (!(E != 0 && (E & w_.p[kRecursePred]) == E)) return E;
       w_.s[kBudget] -= 1;
-      call(s, 4);
-      const Set out = invoke(fn, E);
+      bool called = true;
+      try {
+        call(s, 4);
+      } catch (const Skipped&) {
+        called = false;  // call_overflow handled: the add after the call runs
+      }
+      const Set out = called ? invoke(fn, E) : E;
       w_.s[kBudget] += 1;
       return out;
     }
@@ -941,6 +1030,8 @@ Set WarpRun::stmt(const Stmt& s, int fn, Set E, Depths d) {
     case Kind::Trap:
       trap(s, E);
       return E;
+    case Kind::Sys:  // trap.sys: a system call with the code A, uniform
+      raise("syscall", pc(s, 0), -1, 0, {}, false, uniform(s.a, E));
     case Kind::Spin:
     case Kind::kCount:
       break;
