@@ -393,7 +393,7 @@ std::optional<Status> Machine::advance(uint64_t n) {
     lane_ops_ += exec == full_ ? wave_ : memo.lanes;
     if (rr)
       st_.rr_cursor = static_cast<uint32_t>(wi) + 1 == nwarps_ ? 0 : static_cast<uint32_t>(wi) + 1;
-    if (livelock_enabled_) {
+    if (livelock_active_) {
       // The full comparison can only succeed when the warp that just stepped is
       // back at the PC it had in the saved state; checking that first keeps the
       // per-step cost to one comparison on most steps.

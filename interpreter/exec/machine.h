@@ -223,6 +223,7 @@ class Machine {
   void apply_action(const HostAction& a);
   bool apply_idle_actions();  // trap.host: no warp is ready; applies the next step's actions
   void update_async();
+  void host_script_done();
   bool round_eligible(uint32_t g) const {  // trap.single_step
     const WarpState& w = st_.warps[g];
     return w.in_handler || w.ss_owed || !st_.cores[core_of(g)].round_open;
@@ -251,6 +252,10 @@ class Machine {
   uint64_t lane_ops_ = 0;
   uint32_t done_count_ = 0;
   bool livelock_enabled_ = true;
+  // trap.state: while a host action remains, a repeated state does not prove a
+  // livelock (the action may change what follows), so detection waits for the
+  // script's end. Kept by update_async().
+  bool livelock_active_ = true;
   bool single_ = false;    // one_warp_ and no single-step: the scheduler is not consulted
   bool one_warp_ = false;  // one warp, and a policy that does not draw
   // trap.boundary: a step boundary has work when a core has (an interrupt

@@ -203,6 +203,14 @@ bool Machine::core_in_handler(uint32_t core) const {
   return false;
 }
 
+// exec.livelock with a host script: once its last action is applied, the
+// detection starts afresh from the state at that boundary.
+void Machine::host_script_done() {
+  det_.tortoise = st_;
+  det_.power = 1;
+  det_.lam = 0;
+}
+
 void Machine::update_async() {
   stepping_ = false;
   bool pending = false;
@@ -212,6 +220,7 @@ void Machine::update_async() {
   }
   core_work_ = stepping_ || pending;
   single_ = one_warp_ && !stepping_;  // single-step needs pick_stepping()
+  livelock_active_ = livelock_enabled_ && st_.host_next >= prog_->host.size();
   boundary_at_ = core_work_                           ? 0
                  : st_.host_next < prog_->host.size() ? prog_->host[st_.host_next].step
                                                       : ~uint64_t{0};
@@ -261,6 +270,7 @@ bool Machine::apply_idle_actions() {
   const uint64_t step = host[st_.host_next].step;
   while (st_.host_next < host.size() && host[st_.host_next].step == step)
     apply_action(host[st_.host_next++]);
+  if (st_.host_next == host.size()) host_script_done();
   update_async();
   return true;
 }
@@ -273,6 +283,7 @@ std::optional<Status> Machine::boundary() {
   if (st_.host_next < host.size() && host[st_.host_next].step <= steps_) {
     while (st_.host_next < host.size() && host[st_.host_next].step <= steps_)
       apply_action(host[st_.host_next++]);
+    if (st_.host_next == host.size()) host_script_done();
     update_async();
   }
   if (!core_work_) return std::nullopt;
