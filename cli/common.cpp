@@ -45,10 +45,11 @@ std::optional<host::LoadOptions> LaunchFlags::options() const {
     if (auto* t = std::get_if<harness::TestFile>(&test)) {
       opt.host = t->host;
     } else if (auto* errs = std::get_if<std::vector<harness::FormatError>>(&test)) {
-      for (const auto& e : *errs) std::cerr << host << ":" << e.line << ": " << e.message << "\n";
+      for (const auto& e : *errs)
+        std::cerr << host << ":" << (e.line ? e.line : 1) << ":1: " << e.message << "\n";
       return std::nullopt;
     } else if (auto e = host::parse_host_toml(text, host, opt.host)) {
-      std::cerr << "simtspec: " << *e << "\n";
+      std::cerr << *e << "\n";  // located: file:line:col: message
       return std::nullopt;
     }
   }

@@ -178,18 +178,16 @@ std::optional<std::string> parse_host_toml(std::string_view text, const std::str
                                            std::vector<syntax::HostStep>& out) {
   auto parsed = parse_toml(text, name);
   if (auto* e = std::get_if<TomlError>(&parsed))
-    return name + ":" + (e->line ? std::to_string(e->line) + ":" : std::string()) + " " +
-           e->message;
+    return name + ":" + std::to_string(e->line ? e->line : 1) + ":1: " + e->message;
   try {
     const toml::value& data = std::get<toml::value>(parsed);
     for (const auto& [key, value] : data.as_table())
       if (key != "host")
-        return name + ":" + std::to_string(value.location().line()) + ": unknown key '" +
+        return name + ":" + std::to_string(value.location().line()) + ":1: unknown key '" +
                key.substr(0, 40) + "' (a host script holds [[host]] tables only)";
     if (!data.contains("host")) return std::nullopt;
     if (auto e = host_from_toml(data.at("host"), name, 0, out))
-      return name + ":" + (e->line ? std::to_string(e->line) + ":" : std::string()) + " " +
-             e->message;
+      return name + ":" + std::to_string(e->line ? e->line : 1) + ":1: host script: " + e->message;
   } catch (const std::exception& e) {
     return name + ": " + e.what();
   }

@@ -22,6 +22,7 @@ std::vector<LintIssue> lint(const Suite& suite, const std::map<std::string, Clau
     for (const auto& s : t.configs) {
       host::LoadOptions opt;
       opt.validate_flow = t.validate;  // format.validate
+      opt.host = t.host;               // trap.host: its errors are rejections too
       opt.cli = s.overrides();
       if (s.policy && !opt.cli.policy) {
         out.push_back({t.path, 0, "unknown policy '" + *s.policy + "' in [matrix]"});
