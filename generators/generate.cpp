@@ -21,7 +21,6 @@ struct Ctx {
   int nfunctions = 0;
   bool input = false;
   bool traps = false;       // trap statements allowed (single-warp programs)
-  bool sys = false;         // sys statements allowed
   bool recurse_ok = false;  // a function body outside loops and exec-narrowing regions
   int depth = 0;            // nesting of if/loop
   int counted = 0;          // nesting of counted loops
@@ -168,8 +167,7 @@ Kind choose_kind(const Ctx& c, int size) {
                                // Recursion is guarded with cbr and jmp (program.cpp).
                                {c.recurse_ok && o.raw ? 2u : 0u, Kind::Recurse},
                                {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
-                               {c.traps ? o.trap_weight : 0u, Kind::Trap},
-                               {c.sys ? 2u : 0u, Kind::Sys}});
+                               {c.traps ? o.trap_weight : 0u, Kind::Trap}});
   }
   uint32_t total = 0;
   for (const auto& k : kinds) total += k.first;
@@ -320,10 +318,6 @@ Gen<Stmt> statement(Ctx c, int size) {
         s.body = *body(inner, size / 2);
         break;
       }
-      case Kind::Sys:
-        // trap.sys: the code, an immediate (taken modulo 2^24) or a uniform operand.
-        s.a = *g::weightedOneOf<Operand>({{3, immediate()}, {1, uniform_operand(c)}});
-        break;
       case Kind::Trap:
         s.slot = *g::inRange(0, static_cast<int>(TrapKind::kCount));
         if (s.slot == static_cast<int>(TrapKind::AtomicLaneOut) ||
@@ -343,6 +337,53 @@ Gen<Stmt> statement(Ctx c, int size) {
     }
     return s;
   });
+}
+
+// A system call (trap.sys): the code an immediate (taken modulo 2^24) or a
+// uniform operand.
+Gen<Stmt> sys_statement(const Ctx& c) {
+  return g::map(g::weightedOneOf<Operand>({{3, immediate()}, {1, uniform_operand(c)}}),
+                [](Operand a) {
+                  Stmt s;
+                  s.kind = Kind::Sys;
+                  s.a = a;
+                  return s;
+                });
+}
+
+// Every statement list of a program: main, the functions, nested bodies.
+void statement_lists(std::vector<Stmt>& l, std::vector<std::vector<Stmt>*>& out) {
+  out.push_back(&l);
+  for (auto& s : l) {
+    switch (s.kind) {
+      case Kind::If:
+      case Kind::Loop:
+      case Kind::Skip:
+      case Kind::Jump:
+      case Kind::CountedLoop:
+      case Kind::ExecNarrow:
+      case Kind::Spin:
+        statement_lists(s.body, out);
+        break;
+      default:
+        break;
+    }
+    if (s.kind == Kind::If && s.has_else) statement_lists(s.other, out);
+    if (!s.again.empty()) statement_lists(s.again, out);
+  }
+}
+
+// oracle.model.traps: n system calls, each at a place drawn among every place of
+// every statement list.
+void insert_sys(Program& p, const Ctx& c, int n) {
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::vector<Stmt>*> lists;
+    statement_lists(p.main, lists);
+    for (auto& f : p.functions) statement_lists(f, lists);
+    auto* l = lists[*g::inRange<size_t>(0, lists.size())];
+    const size_t at = *g::inRange<size_t>(0, l->size() + 1);
+    l->insert(l->begin() + static_cast<std::ptrdiff_t>(at), *sys_statement(c));
+  }
 }
 
 // Choices inside a statement are made at the nominal size, so they are uniform
@@ -562,15 +603,7 @@ rc::Gen<Program> program(const Options& o) {
               {{4, Program::LineEnd::LF}, {1, Program::LineEnd::CRLF}, {1, Program::LineEnd::CR}});
           p.budget = *g::inRange<uint32_t>(0, 4);
           const bool one_warp = p.warps * p.workgroups == 1;
-          // oracle.model.handler: the recording handler, in a share of programs.
-          if (o.handler_share && *g::inRange<uint32_t>(0, 4) < o.handler_share)
-            p.handler = Program::Handler::Record;
-          const bool handled = p.handler == Program::Handler::Record;
           const bool traps = o.traps && one_warp && (o.trap_always || *g::arbitrary<bool>());
-          // System calls where traps are; with the handler also in programs of
-          // several warps (each warp logs its own events, whatever the schedule).
-          const bool sys =
-              o.traps && o.sys && (traps || (handled && !one_warp && *g::arbitrary<bool>()));
           int nfunctions = o.calls ? *g::inRange(0, kMaxFunctions + 1) : 0;
           Ctx c;
           c.o = o;
@@ -578,7 +611,6 @@ rc::Gen<Program> program(const Options& o) {
           c.input = !p.input.empty();
           c.nfunctions = nfunctions;
           c.traps = traps;
-          c.sys = sys;
           c.wave = p.wave;
           for (int f = 0; f < nfunctions; ++f) {
             Ctx fc = c;
@@ -601,12 +633,9 @@ rc::Gen<Program> program(const Options& o) {
           // the deepest push or call may overflow. The defaults otherwise, unless
           // the program needs more (it never overflows without traps).
           const uint32_t mneed = std::max(1u, mask_need(p)), cneed = std::max(1u, call_need(p));
-          // With the handler no push may overflow: the model cannot skip one
-          // (oracle.model.handler); a call can.
-          if (o.small_mask_depth && !handled &&
-              *g::weightedElement<bool>({{3, false}, {1, true}})) {
+          if (o.small_mask_depth && *g::weightedElement<bool>({{3, false}, {1, true}})) {
             p.mask_depth = *g::inRange<uint32_t>(1, 5);
-          } else if (traps && !handled && *g::arbitrary<bool>()) {
+          } else if (traps && *g::arbitrary<bool>()) {
             p.mask_depth = std::max(1u, mneed - *g::inRange<uint32_t>(0, 2));
           } else if (mneed > 32 || *g::weightedElement<bool>({{5, false}, {1, true}})) {
             p.mask_depth = mneed;
@@ -618,6 +647,22 @@ rc::Gen<Program> program(const Options& o) {
           }
           if (p.mask_depth == 32) p.mask_depth = 0;  // the default (state.launch.defaults)
           if (p.call_depth == 16) p.call_depth = 0;
+          // Version 4 (the trap chapter): drawn after everything above, so that a
+          // program that gets none of it is the version 3 program of its seed.
+          // oracle.model.handler: the recording handler, in a share of programs.
+          if (o.handler_share && *g::inRange<uint32_t>(0, 4) < o.handler_share)
+            p.handler = Program::Handler::Record;
+          const bool handled = p.handler == Program::Handler::Record;
+          // With the handler no push may overflow: the model cannot skip one
+          // (oracle.model.handler); a call can.
+          if (handled && p.mask_depth && p.mask_depth < mneed)
+            p.mask_depth = mneed == 32 ? 0 : mneed;
+          // System calls where traps are; with the handler also in programs of
+          // several warps (each warp logs its own events, whatever the schedule).
+          // Like trap statements they act once per warp: communicating.
+          if (o.traps && o.sys && o.communicate && (traps || (handled && !one_warp)) &&
+              (o.trap_always || *g::arbitrary<bool>()))
+            insert_sys(p, c, *g::inRange(1, o.trap_always ? 7 : 4));
           if (handled) {
             // trap.frame.room: sometimes no room for a frame (with one warp: with
             // several, which warps enter, and so which one overflows, depends on

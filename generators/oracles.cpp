@@ -775,6 +775,8 @@ Check trap_transparency_with(const Program& p, const Program& with, OracleContex
   if (!want) return c;
   std::optional<model::Outcome> got = run_implementation(*b, text, ctx, c, script);
   if (!got) return c;
+  // The handler's steps show that an interrupt was taken (the reference's counts).
+  if (!ctx.runner) c.counts["oracle:runs-with-entries"] = got->steps > want->steps ? 1 : 0;
   std::string d = outcome_difference(*want, *got, p, "the run without interrupts");
   if (!d.empty())
     c.ok = false, c.message = "with interrupts at steps " + describe(script) + ": " + d;
@@ -868,7 +870,8 @@ const std::vector<Invariant>& invariants() {
        .clauses = {"trap.allornone", "trap.join"},
        .check = all_or_none,
        .handler_share = 4,
-       .interrupts = true},
+       .interrupts = true,
+       .trap_always = true},
       {.name = "differential",
        .clauses = {"exec.outcome"},
        .check = differential,
