@@ -144,7 +144,7 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
   bool checked_nothing = false;
   for (const auto& [name, st] : r.stats) {
     char buf[200];
-    std::snprintf(buf, sizeof buf, "  %-16s %8llu programs  %3llu failed  %9.0f programs/s per job",
+    std::snprintf(buf, sizeof buf, "  %-17s %8llu programs  %3llu failed  %9.0f programs/s per job",
                   name.c_str(), static_cast<unsigned long long>(st.programs),
                   static_cast<unsigned long long>(st.failures),
                   st.seconds > 0 ? static_cast<double>(st.programs) / st.seconds : 0.0);
