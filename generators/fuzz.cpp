@@ -382,7 +382,7 @@ class Run {
         f.original,
         [&](const Program& q, const std::string& text) {
           Check k = inv.check(q, text, ctx);
-          if (k.ok) return false;
+          if (k.ok || k.outside) return false;
           final_check = std::move(k);
           return true;
         },

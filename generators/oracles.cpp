@@ -197,8 +197,11 @@ Check structured(const Program& p, const std::string& text, OracleContext& ctx) 
   auto loaded = load(text, c, p.host);
   if (!loaded) return c;
   StructuredResult want = evaluate_structured(p);
-  if (!want.error.empty())
-    return failing("the structured evaluator cannot run this program: " + want.error);
+  if (!want.error.empty()) {
+    Check out = failing("the structured evaluator cannot run this program: " + want.error);
+    out.outside = true;
+    return out;
+  }
   std::optional<model::Outcome> got = run_implementation(*loaded, text, ctx, c);
   if (!got) return c;
   c.expected = want.outcome;

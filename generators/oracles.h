@@ -29,6 +29,9 @@ struct Check {
   // differential: non-empty (and ok) when the implementation lacks a capability
   // the program needs, e.g. "the runner lacks wave:64" (oracle.invariant.differential).
   std::string unsupported;
+  // The oracle's model cannot run the program (outside its domain): a failure of
+  // the generator, never a shrinking candidate that "still fails" (oracle.shrink).
+  bool outside = false;
   // Per-program counts an oracle (or FuzzOptions::after_check) reports, e.g. of
   // the constructs generated; `simtspec fuzz` sums them per invariant
   // (InvariantStats::counters, oracle.fuzz).

@@ -184,6 +184,27 @@ std::vector<std::string> handler_lines(const Program& p) {
       }
       return out;
     }
+    case Program::Handler::Mark:
+    case Program::Handler::MarkPc: {
+      const std::string esr = sreg(kHandlerScalar), at = sreg(kHandlerScalar + 1),
+                        t = sreg(kHandlerScalar + 2), pr = "p" + std::to_string(kHandlerPred);
+      std::vector<std::string> out = {
+          "mov " + esr + ", %esr",  // the cause word to TGID, 0 to the others
+          "cmp.eq " + pr + ", " + esr + ", 0",
+          "cbr " + pr + ", trap_mark_leave",
+          "mov " + at + ", %gwarp",  // TGID itself: the raising warp
+          "shl " + at + ", " + at + ", " + std::to_string(std::countr_zero(kRecordWords * 4)),
+          "st trec[" + at + "], " + esr};
+      if (p.handler == Program::Handler::Mark) {
+        out.push_back("mov " + t + ", %gesr");  // its view of the global ESR
+        out.push_back("st trec[" + at + "+4], " + t);
+      } else {
+        out.push_back("frame.ld " + t + ", 0");  // the resume PC
+        out.push_back("st trec[" + at + "+8], " + t);
+      }
+      for (const char* l : {"tclear", "trap_mark_leave:", "tret"}) out.push_back(l);
+      return out;
+    }
     case Program::Handler::Record:
       break;
   }
@@ -285,7 +306,8 @@ class Printer {
       for (int k = 0; k < 8; ++k) out_ += (k ? ", " : " ") + std::to_string(counter_init(k));
       out_ += "\n";
     }
-    if (p.handler == Program::Handler::Record)
+    if (p.handler == Program::Handler::Record || p.handler == Program::Handler::Mark ||
+        p.handler == Program::Handler::MarkPc)
       out_ += ".buffer trec u32[warps * workgroups * " + std::to_string(kRecordWords) + "] out\n";
     if (p.warps * p.workgroups == 1) {
       line("shl v1, %lane, 2");
@@ -877,6 +899,9 @@ std::string handler_label(const Program& p) {
       return "trap_return";
     case Program::Handler::Custom:
       return "trap_custom";
+    case Program::Handler::Mark:
+    case Program::Handler::MarkPc:
+      return "trap_mark";
   }
   return "";
 }
@@ -893,7 +918,9 @@ std::vector<std::string> buffer_names(const Program& p) {
   if (p.count_atomics && uses(p, Kind::Atomic))
     for (const char* b : {"tally", "lanes", "execs", "lane_log", "warp_log"}) out.push_back(b);
   if (uses_counters(p)) out.push_back("counters");
-  if (p.handler == Program::Handler::Record) out.push_back("trec");
+  if (p.handler == Program::Handler::Record || p.handler == Program::Handler::Mark ||
+      p.handler == Program::Handler::MarkPc)
+    out.push_back("trec");
   return out;
 }
 

@@ -239,7 +239,18 @@ struct Program {
   // recording handler (logs each event in `trec`, skips exceptions, returns);
   // one that only returns (`tclear; tret`, the trap-transparency oracle); or the
   // instructions in handler_code (tests of the oracles).
-  enum class Handler : uint8_t { None, Record, Return, Custom } handler = Handler::None;
+  // Mark: the shrinker's smaller recorder (oracle.shrink): the raising warp
+  // stores its cause word and its view of the global ESR at the head of its log
+  // and returns; nothing is skipped. MarkPc: the cause word and the frame's
+  // resume PC (word 2) instead.
+  enum class Handler : uint8_t {
+    None,
+    Record,
+    Return,
+    Custom,
+    Mark,
+    MarkPc
+  } handler = Handler::None;
   std::string handler_code;  // Custom: the handler's lines, after its label `trap_custom`
   // `.stack` (state.memory.stack), 0 for the default. Below 64 no frame fits, so
   // the first entry ends the launch with frame_overflow (trap.frame.room).

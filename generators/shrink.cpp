@@ -125,6 +125,15 @@ std::vector<Program> simplifications(const Program& p) {
   if (p.handler != Program::Handler::None && p.handler != Program::Handler::Custom &&
       (p.warps * p.workgroups == 1 || !uses(p, Kind::Sys)))
     with([](Program& q) { q.handler = Program::Handler::None; });
+  // A smaller handler (oracle.shrink): the recorder becomes the marking handler,
+  // and either becomes one that only returns.
+  if (p.handler == Program::Handler::Record || p.handler == Program::Handler::MarkPc)
+    with([](Program& q) { q.handler = Program::Handler::Mark; });
+  if (p.handler == Program::Handler::Record)
+    with([](Program& q) { q.handler = Program::Handler::MarkPc; });
+  if (p.handler == Program::Handler::Record || p.handler == Program::Handler::Mark ||
+      p.handler == Program::Handler::MarkPc)
+    with([](Program& q) { q.handler = Program::Handler::Return; });
   if (p.stack) with([](Program& q) { q.stack = 0; });
   for (size_t i = p.host.size(); i-- > 0;)
     with([i](Program& q) { q.host.erase(q.host.begin() + static_cast<std::ptrdiff_t>(i)); });

@@ -211,7 +211,8 @@ class Launch {
       for (int k = 0; k < 8; ++k)
         for (int b = 0; b < 4; ++b) m[4 * k + b] = static_cast<uint8_t>(counter_init(k) >> (8 * b));
     }
-    if (p.handler == Program::Handler::Record)
+    if (p.handler == Program::Handler::Record || p.handler == Program::Handler::Mark ||
+        p.handler == Program::Handler::MarkPc)
       declare("trec", size_t{p.warps} * p.workgroups * kRecordWords * 4);
     if (uses(p, Kind::Exchange)) slm_.assign(p.workgroups, std::vector<uint8_t>(p.warps * W_ * 4));
     const uint32_t n = p.warps * p.workgroups;
@@ -518,6 +519,19 @@ void WarpRun::raise(const char* name, uint32_t at, int32_t lane, uint32_t addr,
   const auto code = isa::find_event(e.name);
   if (!code) throw Outside{"an event the evaluator does not know: " + e.name};
   const uint32_t cause = static_cast<uint32_t>(*code) | (sys ? *e.code << 8 : 0);
+  if (p_.handler == Program::Handler::Mark || p_.handler == Program::Handler::MarkPc) {
+    // The shrinker's recorder: cause and (null) global ESR at the head of the
+    // raising warp's log; an exception would be raised again for ever.
+    if (!sys) throw Outside{"an exception under the shrinker's marking handler"};
+    auto& m = this->space("trec");  // `space` is also this function's parameter
+    for (uint32_t i = 0; i < 4; ++i) {
+      m.at(w_.gid * kRecordWords * 4 + i) = static_cast<uint8_t>(cause >> (8 * i));
+      m.at(w_.gid * kRecordWords * 4 + 4 + i) = 0;
+      if (p_.handler == Program::Handler::MarkPc)  // the resume PC: after the sys
+        m.at(w_.gid * kRecordWords * 4 + 8 + i) = static_cast<uint8_t>((at + 1) >> (8 * i));
+    }
+    throw Skipped{};
+  }
   if (p_.handler == Program::Handler::Return) {
     // tclear; tret: a system call continues, an exception is raised again for ever.
     if (sys) throw Skipped{};

@@ -103,6 +103,37 @@ TEST(TrapModel, RecordingHandlerLogsSkipsAndResumes) {
   EXPECT_EQ(gen::evaluate_structured(p).outcome.event->pc, 2u);
 }
 
+// oracle.shrink: the shrinker's marking handlers store the raising warp's cause
+// word and its global ESR view (Mark) or its resume PC (MarkPc) at the head of
+// its log; the reference and the structured evaluator agree, and an exception
+// under them is outside the evaluator's domain (and never a shrink candidate).
+TEST(TrapModel, MarkingHandlersStoreCauseAndGesrOrPc) {
+  Stmt sys;
+  sys.kind = Kind::Sys;
+  sys.a = I(7);
+  Program p = prog(4, 1, {alu("mov", 0, I(5)), sys, alu("add", 0, R(0), I(1))});
+  p.warps = 2;
+  for (auto h : {Program::Handler::Mark, Program::Handler::MarkPc}) {
+    p.handler = h;
+    exec::Outcome o = reference(p);
+    ASSERT_EQ(o.status, exec::Status::Completed) << gen::print(p);
+    const std::vector<uint32_t> log = test::words(o, "trec");
+    ASSERT_EQ(log.size(), 128u);
+    for (uint32_t g = 0; g < 2; ++g) {
+      EXPECT_EQ(log[64 * g], 11u | 7u << 8) << g;  // syscall, code 7
+      EXPECT_EQ(log[64 * g + 1], 0u);              // no global interrupt
+      // PCs: 0 mul s0; 1 add v0; 2 shl v1; 3 mov v2; 4 sys: resumes at 5.
+      EXPECT_EQ(log[64 * g + 2], h == Program::Handler::MarkPc ? 5u : 0u) << gen::print(p);
+    }
+    EXPECT_TRUE(check("structured", p).ok) << check("structured", p).message;
+  }
+  Program e = prog(4, 1, {trap(gen::TrapKind::ScalarDivZero)});
+  e.handler = Program::Handler::Mark;
+  gen::Check c = check("structured", e);
+  EXPECT_FALSE(c.ok);
+  EXPECT_TRUE(c.outside) << c.message;
+}
+
 // trap.frame.room: with a stack below 64 bytes the first event ends the launch
 // with frame_overflow at the raising instruction, and the evaluator agrees.
 TEST(TrapModel, SmallStackEndsWithFrameOverflow) {
@@ -482,8 +513,15 @@ TEST(TrapShrink, ShrinksHostScriptsAndHandlers) {
   p.handler = Program::Handler::Record;
   for (const Program& q : gen::simplifications(p))
     if (q.warps == 2 && gen::uses(q, Kind::Sys)) {
-      EXPECT_EQ(q.handler, Program::Handler::Record);
+      EXPECT_NE(q.handler, Program::Handler::None);
     }
+  // oracle.shrink: the recording handler is offered as the marking, the
+  // PC-marking and the returning handler.
+  std::set<Program::Handler> offered;
+  for (const Program& q : gen::simplifications(p)) offered.insert(q.handler);
+  EXPECT_TRUE(offered.count(Program::Handler::Mark));
+  EXPECT_TRUE(offered.count(Program::Handler::MarkPc));
+  EXPECT_TRUE(offered.count(Program::Handler::Return));
 }
 
 }  // namespace
