@@ -344,10 +344,10 @@ TEST_F(Report, HostScriptAndHandlerEntriesAreShown) {
   for (auto& r : f.records)
     if (r.find("id")->as_string() == "xlane.readlane.values") {
       r["host"] = "[[host]]\nstep = 4\naction = \"interrupt\"\ncore = \"all\"\ncode = 7\n";
-      r["reference_trace"] = json::Array{
-          "#3 w0 pc=3 exec=0xff add v1, v1, 1  ; line 9",
-          "#4 core 0 enters its handler at pc=8: interrupt code 7, raised by w0",
-          "#9 w0 leaves the handler of core 0: pc=4 exec=0xff"};
+      r["reference_trace"] =
+          json::Array{"#3 w0 pc=3 exec=0xff add v1, v1, 1  ; line 9",
+                      "#4 core 0 enters its handler at pc=8: interrupt code 7, raised by w0",
+                      "#9 w0 leaves the handler of core 0: pc=4 exec=0xff"};
     }
   render({f});
   std::string d = detail_of("xlane.readlane.values");
