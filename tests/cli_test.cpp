@@ -32,9 +32,7 @@ const std::string kBinary = SIMT_BINARY_DIR "/simtspec";
 
 // Single-quotes a word for /bin/sh.
 std::string quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+  return test::shell_quote(s);
 }
 
 std::string first_line(std::string_view s) {
@@ -54,11 +52,7 @@ bool located(std::string_view line, std::string_view path) {
   return line.substr(i, 2) == ": ";
 }
 
-struct Result {
-  bool exited = false;  // ended normally (not by a signal)
-  int code = -1;        // exit code if it did
-  std::string out, err;
-};
+using Result = test::CommandResult;
 
 class Cli : public ::testing::Test {
  protected:
@@ -81,16 +75,7 @@ class Cli : public ::testing::Test {
 
   // Runs `simtspec ARGS` (ARGS already quoted as needed) with a 20 s bound.
   static Result simtspec(const std::string& args) {
-    const fs::path out = dir() / "stdout.txt", err = dir() / "stderr.txt";
-    std::string cmd = "timeout 20 " + quote(kBinary) + " " + args + " >" + quote(out.string()) +
-                      " 2>" + quote(err.string()) + " </dev/null";
-    int st = std::system(cmd.c_str());
-    Result r;
-    r.exited = st != -1 && WIFEXITED(st);
-    r.code = r.exited ? WEXITSTATUS(st) : -1;
-    r.out = read_all(out);
-    r.err = read_all(err);
-    return r;
+    return test::run_command(kBinary, args, dir());
   }
 
   // Checks the invariants of any run on any input: exit code 0, 1 or 2, no

@@ -1,5 +1,9 @@
 #include "support.h"
 
+#include <sys/wait.h>
+
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -166,6 +170,27 @@ std::string faulty_runner_toml(std::string_view fault, double timeout) {
          "policies = [\"round_robin\", \"lowest_pc_first\", \"oldest_first\", \"random\"]\n"
          "features = [\"alu\", \"mem\", \"xlane\", \"bar\", \"branch\", \"watomic\", \"trap\"]\n"
          "extras = [\"validate\", \"livelock\", \"trace\", \"no_validate\", \"host\"]\n";
+}
+
+std::string shell_quote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+CommandResult run_command(const std::string& program, const std::string& args,
+                          const std::filesystem::path& dir) {
+  const std::filesystem::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  const std::string cmd = "timeout 20 " + shell_quote(program) + " " + args + " >" +
+                          shell_quote(out.string()) + " 2>" + shell_quote(err.string()) +
+                          " </dev/null";
+  const int st = std::system(cmd.c_str());
+  CommandResult r;
+  r.exited = st != -1 && WIFEXITED(st);
+  r.code = r.exited ? WEXITSTATUS(st) : -1;
+  r.out = read_all(out);
+  r.err = read_all(err);
+  return r;
 }
 
 }  // namespace simt::test

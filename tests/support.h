@@ -47,6 +47,19 @@ std::string source_path(std::string_view relative);
 
 // A whole file as bytes ("" if it cannot be read); a file written from text.
 std::string read_all(const std::filesystem::path& p);
+
+// A shell word: `s` in single quotes.
+std::string shell_quote(std::string_view s);
+
+struct CommandResult {
+  bool exited = false;  // ended normally (not by a signal)
+  int code = -1;        // exit code if it did
+  std::string out, err;
+};
+// Runs `program ARGS` (ARGS already quoted as needed) with a 20 s bound and no
+// input, its output captured through files in `dir`.
+CommandResult run_command(const std::string& program, const std::string& args,
+                          const std::filesystem::path& dir);
 void write_all(const std::filesystem::path& p, std::string_view text);
 
 // The diagnostics of parsing `src`, in source order, and as text for messages.

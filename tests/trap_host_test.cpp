@@ -555,15 +555,10 @@ TEST(TrapState, LivelockFoundAfterTheLastAction) {
 const std::string kBinary = SIMT_BINARY_DIR "/simtspec";
 
 std::string quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+  return test::shell_quote(s);
 }
 
-struct Cmd {
-  int code = -1;
-  std::string out, err;
-};
+using Cmd = test::CommandResult;
 
 class HostCli : public ::testing::Test {
  protected:
@@ -580,17 +575,7 @@ class HostCli : public ::testing::Test {
   }
   static fs::path dir() { return *dir_; }
 
-  static Cmd simtspec(const std::string& args) {
-    const fs::path out = dir() / "stdout.txt", err = dir() / "stderr.txt";
-    const std::string cmd = "timeout 20 " + quote(kBinary) + " " + args + " >" +
-                            quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
-    const int st = std::system(cmd.c_str());
-    Cmd r;
-    r.code = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = read_all(out);
-    r.err = read_all(err);
-    return r;
-  }
+  static Cmd simtspec(const std::string& args) { return test::run_command(kBinary, args, dir()); }
 
   static fs::path* dir_;
 };

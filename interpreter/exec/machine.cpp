@@ -485,19 +485,16 @@ uint64_t Machine::hash() const {
     h.u64(static_cast<uint64_t>(w.status) | uint64_t{static_cast<uint8_t>(w.mode)} << 8 |
           uint64_t{w.part} << 16 | uint64_t{w.in_handler} << 24 | uint64_t{w.ss_owed} << 25);
     h.u64(w.sp);
-    h.u64(w.mask_stack.size());
-    for (const auto& e : w.mask_stack) {
-      h.u64(e.saved);
-      h.u64(e.other);
-      h.u64(static_cast<uint64_t>(e.kind));
+    // The mask and PC stacks, and the user's set aside in handler mode (trap.context).
+    for (const auto* stacks : {&w.mask_stack, &w.user_mask_stack}) {
+      h.u64(stacks->size());
+      for (const auto& e : *stacks) {
+        h.u64(e.saved);
+        h.u64(e.other);
+        h.u64(static_cast<uint64_t>(e.kind));
+      }
     }
     h.vec(w.pc_stack);
-    h.u64(w.user_mask_stack.size());
-    for (const auto& e : w.user_mask_stack) {
-      h.u64(e.saved);
-      h.u64(e.other);
-      h.u64(static_cast<uint64_t>(e.kind));
-    }
     h.vec(w.user_pc_stack);
     h.vec(w.sregs);
     h.vec(w.vregs);
