@@ -150,7 +150,12 @@ void serve(std::istream& in, std::ostream& out,
       RunResult bad;
       bad.kind = RunResult::Kind::Error;
       bad.message = *err;
-      out << json::dump(response_json(bad, 0)) << "\n" << std::flush;
+      // runner.serve: the request's id when the line is an object that has one.
+      int64_t id = 0;
+      auto parsed = json::parse(line);
+      if (const auto* v = std::get_if<json::Value>(&parsed))
+        if (const json::Value* i = v->find("id"); i && i->is_int()) id = i->as_int();
+      out << json::dump(response_json(bad, id)) << "\n" << std::flush;
       continue;
     }
     const ServerRequest& r = std::get<ServerRequest>(req);

@@ -780,6 +780,7 @@ TEST(TrapProtocol, Version1WithHostIsAnError) {
   ASSERT_TRUE(std::getline(lines, first));
   ASSERT_TRUE(std::getline(lines, second));
   EXPECT_NE(first.find("\"status\":\"error\""), std::string::npos) << first;
+  EXPECT_NE(first.find("\"id\":8"), std::string::npos) << first;  // runner.serve: echoed
   EXPECT_NE(second.find("\"id\":9"), std::string::npos) << second;
   EXPECT_NE(second.find("\"status\":\"completed\""), std::string::npos) << second;
   EXPECT_NE(second.find("[42,1,1,1]"), std::string::npos) << second;
