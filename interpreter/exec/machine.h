@@ -200,7 +200,7 @@ class Machine {
   int pick_stepping();
   template <class Ok>
   int pick_among(Ok ok);  // exec.sched.*: the policy's choice among the warps `ok` accepts
-  bool check_livelock();
+  bool check_livelock(size_t stepped);
   std::optional<Status> finish(Status s);
   // No warp is ready: `paused` if some warp waits for the host, else `deadlock`.
   Status no_ready_status() const {
