@@ -54,21 +54,11 @@ bool located(std::string_view line, std::string_view path) {
 
 using Result = test::CommandResult;
 
-class Cli : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("simtspec_cli_test_" + std::to_string(::getpid())));
-    fs::create_directories(*dir_);
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(*dir_, ec);
-    delete dir_;
-    dir_ = nullptr;
-  }
+class Cli : public test::TempDirSuite<Cli> {
+ public:
+  static constexpr const char* kDirPrefix = "simtspec_cli_test_";
 
-  static fs::path dir() { return *dir_; }
+ protected:
   static std::string example(std::string_view name) {
     return test::source_path("examples/" + std::string(name));
   }
@@ -95,11 +85,7 @@ class Cli : public ::testing::Test {
       EXPECT_NE(r.out.find("status: "), std::string::npos) << what << "\n" << r.out;
     }
   }
-
-  static fs::path* dir_;
 };
-
-fs::path* Cli::dir_ = nullptr;
 
 TEST_F(Cli, HelpExitsZero) {
   auto r = simtspec("--help");

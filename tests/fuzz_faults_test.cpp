@@ -102,15 +102,10 @@ TEST_P(FuzzFault, IsFoundShrunkAndWrittenAsARegressionTest) {
   auto suite = harness::load_suite(harness::discover({dir.string()}, err));
   ASSERT_EQ(suite.tests.size(), 1u);
   EXPECT_TRUE(suite.tests[0].generated);
-  auto issues = harness::lint(suite, harness::load_clauses(test::source_path("spec")));
-  for (const auto& i : issues) ADD_FAILURE() << i.file << ":" << i.line << ": " << i.message;
-  harness::Options ho;
+  test::expect_lints(suite);
   auto reference = runners::make_reference_runner();
-  auto on_ref =
-      harness::run(*reference, suite, harness::select(suite, ho), ho, [](const json::Value&) {});
-  EXPECT_TRUE(on_ref.ok()) << f.file;
-  auto on_fault =
-      harness::run(*runner, suite, harness::select(suite, ho), ho, [](const json::Value&) {});
+  EXPECT_TRUE(test::run_suite(*reference, suite).ok()) << f.file;
+  auto on_fault = test::run_suite(*runner, suite);
   EXPECT_GT(on_fault.counts["fail"], 0u) << f.file;
   runner->shutdown();
   std::cout << invariant << ", " << fault << ": found after " << r.programs << " programs, "

@@ -332,11 +332,9 @@ TEST(Regress, WrittenTestLintsAndPassesOnTheReference) {
     EXPECT_NE(t.origin.find("invariant"), nullptr);
     EXPECT_NE(t.origin.find("generator_version"), nullptr);
   }
-  auto issues = harness::lint(suite, harness::load_clauses(test::source_path("spec")));
-  for (const auto& i : issues) ADD_FAILURE() << i.file << ":" << i.line << ": " << i.message;
+  test::expect_lints(suite);
   auto runner = runners::make_reference_runner();
-  harness::Options o;
-  auto sum = harness::run(*runner, suite, harness::select(suite, o), o, [](const json::Value& r) {
+  auto sum = test::run_suite(*runner, suite, [](const json::Value& r) {
     EXPECT_EQ(r.find("status")->as_string(), "pass") << json::dump(r).substr(0, 800);
   });
   EXPECT_TRUE(sum.ok());

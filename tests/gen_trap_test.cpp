@@ -391,15 +391,10 @@ TEST_P(TrapFault, IsFoundAndWrittenAsARegressionTest) {
   auto suite = harness::load_suite(harness::discover({dir.string()}, err));
   ASSERT_EQ(suite.tests.size(), 1u)
       << (suite.bad.empty() ? "" : suite.bad.begin()->second[0].message);
-  auto issues = harness::lint(suite, harness::load_clauses(test::source_path("spec")));
-  for (const auto& i : issues) ADD_FAILURE() << i.file << ":" << i.line << ": " << i.message;
-  harness::Options ho;
+  test::expect_lints(suite);
   auto reference_runner = runners::make_reference_runner();
-  auto on_ref = harness::run(*reference_runner, suite, harness::select(suite, ho), ho,
-                             [](const json::Value&) {});
-  EXPECT_TRUE(on_ref.ok()) << test::read_all(f.file);
-  auto on_fault =
-      harness::run(*runner, suite, harness::select(suite, ho), ho, [](const json::Value&) {});
+  EXPECT_TRUE(test::run_suite(*reference_runner, suite).ok()) << test::read_all(f.file);
+  auto on_fault = test::run_suite(*runner, suite);
   EXPECT_GT(on_fault.counts["fail"], 0u) << test::read_all(f.file);
   runner->shutdown();
   std::cout << invariant << ", " << fault << ": found after " << r.programs << " programs, "
@@ -466,11 +461,9 @@ TEST(TrapRegress, WrittenTestsCarryTheHostScript) {
   ASSERT_EQ(suite.tests.size(), 4u)
       << (suite.bad.empty() ? "" : suite.bad.begin()->second[0].message);
   for (const auto& t : suite.tests) EXPECT_FALSE(t.host.empty()) << t.id;
-  auto issues = harness::lint(suite, harness::load_clauses(test::source_path("spec")));
-  for (const auto& i : issues) ADD_FAILURE() << i.file << ":" << i.line << ": " << i.message;
+  test::expect_lints(suite);
   auto runner = runners::make_reference_runner();
-  harness::Options o;
-  auto sum = harness::run(*runner, suite, harness::select(suite, o), o, [](const json::Value& r) {
+  auto sum = test::run_suite(*runner, suite, [](const json::Value& r) {
     EXPECT_EQ(r.find("status")->as_string(), "pass") << json::dump(r).substr(0, 800);
   });
   EXPECT_TRUE(sum.ok());

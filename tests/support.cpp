@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "lint.h"
 #include "text/parser.h"
 
 namespace simt::exec {
@@ -191,6 +192,19 @@ CommandResult run_command(const std::string& program, const std::string& args,
   r.out = read_all(out);
   r.err = read_all(err);
   return r;
+}
+
+void expect_lints(const harness::Suite& suite) {
+  auto issues = harness::lint(suite, harness::load_clauses(source_path("spec")));
+  for (const auto& i : issues) ADD_FAILURE() << i.file << ":" << i.line << ": " << i.message;
+}
+
+harness::Summary run_suite(runners::Runner& runner, const harness::Suite& suite,
+                           const std::function<void(const json::Value&)>& each) {
+  harness::Options o;
+  return harness::run(runner, suite, harness::select(suite, o), o, [&](const json::Value& r) {
+    if (each) each(r);
+  });
 }
 
 }  // namespace simt::test

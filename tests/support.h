@@ -1,7 +1,11 @@
 // Helpers shared by the unit tests: load and run program text in process.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -10,7 +14,9 @@
 #include <vector>
 
 #include "exec/machine.h"
+#include "harness.h"
 #include "host/host.h"
+#include "json.h"
 #include "syntax/ast.h"
 #include "syntax/diag.h"
 
@@ -47,6 +53,35 @@ std::string source_path(std::string_view relative);
 
 // A whole file as bytes ("" if it cannot be read); a file written from text.
 std::string read_all(const std::filesystem::path& p);
+
+// format.lint: every test of `suite` lints against spec/ (each issue is a test
+// failure).
+void expect_lints(const harness::Suite& suite);
+// Runs every configuration of `suite` on `runner` with default options; `each`
+// sees every result record.
+harness::Summary run_suite(runners::Runner& runner, const harness::Suite& suite,
+                           const std::function<void(const json::Value&)>& each = {});
+
+// A test suite with a folder of its own, `Derived::kDirPrefix` and the process
+// id under the system's temporary folder: made before the suite's first test,
+// removed after its last.
+template <class Derived>
+class TempDirSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() /
+           (std::string(Derived::kDirPrefix) + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  static std::filesystem::path dir() { return dir_; }
+
+ private:
+  static inline std::filesystem::path dir_;
+};
 
 // A shell word: `s` in single quotes.
 std::string shell_quote(std::string_view s);

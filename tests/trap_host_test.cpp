@@ -560,27 +560,13 @@ std::string quote(std::string_view s) {
 
 using Cmd = test::CommandResult;
 
-class HostCli : public ::testing::Test {
+class HostCli : public test::TempDirSuite<HostCli> {
+ public:
+  static constexpr const char* kDirPrefix = "simtspec_trap_host_test_";
+
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() /
-                        ("simtspec_trap_host_test_" + std::to_string(::getpid())));
-    fs::create_directories(*dir_);
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(*dir_, ec);
-    delete dir_;
-    dir_ = nullptr;
-  }
-  static fs::path dir() { return *dir_; }
-
   static Cmd simtspec(const std::string& args) { return test::run_command(kBinary, args, dir()); }
-
-  static fs::path* dir_;
 };
-
-fs::path* HostCli::dir_ = nullptr;
 
 const char* const kCliProgram = R"(.max_steps 100
 .wave 4
