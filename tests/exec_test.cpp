@@ -1935,11 +1935,14 @@ TEST(State, InitialState) {
     EXPECT_TRUE(w.mask_stack.empty());
     EXPECT_TRUE(w.pc_stack.empty());
     EXPECT_EQ(w.sregs, std::vector<uint32_t>(8, 0));
-    EXPECT_EQ(w.vregs, std::vector<uint32_t>(4 * 16, 0));
+    EXPECT_EQ(w.vregs, std::vector<uint32_t>((4 + 1) * 16, 0));  // after one register of padding
     for (uint32_t p = 0; p < isa::kNumPreds; ++p) EXPECT_EQ(w.preds[p], 0u);
     EXPECT_EQ(w.preds[isa::kPredTrue] & 0xffff, 0xffffu);
     EXPECT_EQ(w.sp, 256u);
     EXPECT_EQ(w.mode, exec::WaveMode::Normal);
+    EXPECT_EQ(w.part, 0u);
+    EXPECT_EQ(w.region_pc, 0u);  // wave.state
+    EXPECT_EQ(w.region_other, 0u);
     EXPECT_FALSE(w.in_handler);
   }
   EXPECT_EQ(s.mem.buffers.size(), 2u);

@@ -356,7 +356,7 @@ TEST(PartialMask, ExecEditedBetweenStepsOrRestored) {
     const uint64_t edit = (1ull << (wave - 1)) | 1;  // lanes 0 and wave - 1
     const uint64_t other = full & 0x5555555555555555ull;
     auto v3 = [&](const Machine& m, uint32_t l) {
-      return m.state().warps[0].vregs[size_t{3} * wave + l];
+      return m.state().warps[0].vregs[size_t{4} * wave + l];  // register 3, after the padding
     };
     Machine m(prog);
     m.step();

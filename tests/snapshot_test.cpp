@@ -439,7 +439,9 @@ TEST(SnapshotHash, AnySingleChangeIsSeen) {
       {"live", [](auto& s) { s.warps[1].live ^= 2; }},
       {"status", [](auto& s) { s.warps[1].status = exec::WarpStatus::Barrier; }},
       {"mode", [](auto& s) { s.warps[1].mode = exec::WaveMode::SubVector; }},
-      {"part", [](auto& s) { s.warps[1].part = 1; }},
+      {"region start", [](auto& s) { s.warps[1].region_pc = 5; }},  // wave.state
+      {"region lanes", [](auto& s) { s.warps[1].region_other ^= 2; }},
+      {"mode set aside", [](auto& s) { s.warps[1].user_mode = exec::WaveMode::SubVector; }},
       {"in_handler", [](auto& s) { s.warps[1].in_handler = true; }},
       {"sp", [](auto& s) { s.warps[1].sp -= 16; }},
       {"mask stack push", [](auto& s) { s.warps[1].mask_stack.push_back({}); }},

@@ -48,7 +48,7 @@ std::map<std::string, std::string> defined_clauses() {
 
 const std::regex& citation_re() {
   static const std::regex re(
-      R"(\b((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results|oracle|atom|trap)(\.[a-z0-9_]+)+)(\.\*)?)");
+      R"(\b((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results|oracle|atom|trap|wave)(\.[a-z0-9_]+)+)(\.\*)?)");
   return re;
 }
 

@@ -20,18 +20,24 @@ inline uint64_t pred(const WarpState& w, uint8_t idx, bool neg) {
 // into d[lane] for active lanes. Pure, lane-wise functions only: inactive lanes may
 // be evaluated (their results are discarded), which keeps both paths vectorisable.
 // (A gather, which reads other lanes, blends by itself: see ShuffleFam.)
+// wave.window: in a sub-vector pass only the part's lanes are visited (the others
+// are inactive), with a fast path of its own when the whole part is active.
 template <typename F>
 inline void lanes_pure(Machine& m, WarpState& w, uint32_t* d, F&& f) {
   const uint32_t wave = m.wave();
   if (w.exec == m.full()) {
     for (uint32_t l = 0; l < wave; ++l) d[l] = f(l);
+  } else if (w.exec == m.win_mask()) {
+    const uint32_t hi = m.win_hi();
+    for (uint32_t l = m.win_lo(); l < hi; ++l) d[l] = f(l);
   } else {
     // exec.form, alu.form: an inactive lane keeps its destination bit for bit.
     // Every lane's result is blended into d under exec expanded to one word per
     // lane (all ones for an active lane) with and / andnot / or: no branches, and
     // the blend vectorises.
     const uint32_t* on = m.exec_words(w);
-    for (uint32_t l = 0; l < wave; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
+    const uint32_t hi = m.win_hi();
+    for (uint32_t l = m.win_lo(); l < hi; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
   }
 }
 
@@ -132,11 +138,13 @@ struct CompareFam {
     } else {
       // Each half's bits OR-reduced from kLaneBit: this vectorises, where setting
       // bit l of a 64-bit word (`<< l`) runs one lane at a time.
-      const uint32_t wave = m.wave(), n = wave < 32 ? wave : 32;
+      // wave.window: the window's lanes only (every lane in normal mode).
+      const uint32_t first = m.win_lo(), end = m.win_hi(), n = end < 32 ? end : 32;
       uint32_t lo = 0, hi = 0;
       auto all = [](bool x) { return 0u - static_cast<uint32_t>(x); };  // 0 or ~0
-      for (uint32_t l = 0; l < n; ++l) lo |= kLaneBit[l] & all(S::apply(a(l), b(l)));
-      for (uint32_t l = 32; l < wave; ++l) hi |= kLaneBit[l - 32] & all(S::apply(a(l), b(l)));
+      for (uint32_t l = first; l < n; ++l) lo |= kLaneBit[l] & all(S::apply(a(l), b(l)));
+      for (uint32_t l = first > 32 ? first : 32; l < end; ++l)
+        hi |= kLaneBit[l - 32] & all(S::apply(a(l), b(l)));
       bits = uint64_t{hi} << 32 | lo;
     }
     uint64_t& p = w.preds[in.dst];
@@ -381,17 +389,24 @@ struct ShuffleFam {
       return s < wave ? src[s] : 0u;
     };
     uint32_t* d = m.vreg(w, in.dst);
+    const uint32_t lo = m.win_lo(), hi = m.win_hi();
     if (w.exec == m.full()) {
       std::memcpy(src, a, wave * sizeof(uint32_t));
       for (uint32_t l = 0; l < wave; ++l) d[l] = gather(l);
+    } else if (w.exec == m.win_mask()) {
+      // wave.xlane: a sub-vector pass with its whole part active; the lanes of
+      // the other parts are inactive and read 0.
+      std::memset(src, 0, wave * sizeof(uint32_t));
+      std::memcpy(src + lo, a + lo, (hi - lo) * sizeof(uint32_t));
+      for (uint32_t l = lo; l < hi; ++l) d[l] = gather(l);
     } else {
       // The gather runs into a temporary, then is blended under exec like
       // lanes_pure does (exec.form).
       const uint32_t* on = m.exec_words(w);
       for (uint32_t l = 0; l < wave; ++l) src[l] = a[l] & on[l];
       alignas(16) uint32_t r[isa::kMaxWave];
-      for (uint32_t l = 0; l < wave; ++l) r[l] = gather(l);
-      for (uint32_t l = 0; l < wave; ++l) d[l] = (r[l] & on[l]) | (d[l] & ~on[l]);
+      for (uint32_t l = lo; l < hi; ++l) r[l] = gather(l);
+      for (uint32_t l = lo; l < hi; ++l) d[l] = (r[l] & on[l]) | (d[l] & ~on[l]);
     }
     return Flow::Next;
   }

@@ -105,6 +105,13 @@ Machine::Machine(std::shared_ptr<const Program> program) : prog_(std::move(progr
   wave_ = c.wave;
   full_ = wave_ == 64 ? ~0ull : ((1ull << wave_) - 1);
   nwarps_ = c.total_warps();
+  // wave.parts: part p is lanes p*simd to (p+1)*simd - 1.
+  simd_ = c.simd_width();
+  parts_ = wave_ / simd_;
+  for (uint32_t p = 0; p < parts_; ++p)
+    part_masks_[p] = (simd_ == 64 ? ~0ull : ((1ull << simd_) - 1)) << (p * simd_);
+  shared_base_ = prog_->shared_base;
+  win_lo_ = 0, win_hi_ = wave_, win_shift_ = 0, win_mask_ = full_;
   lane_ids_.resize(wave_);
   for (uint32_t l = 0; l < wave_; ++l) lane_ids_[l] = l;
   exec_memo_.assign(nwarps_, ExecMemo{});  // mask 0: no lane, all words zero
@@ -131,7 +138,7 @@ void Machine::init_state() {
     w.mask_stack.reserve(c.mask_depth);
     w.pc_stack.reserve(c.call_depth);
     w.sregs.assign(prog_->sregs_alloc, 0);
-    w.vregs.assign(size_t{prog_->vregs_alloc} * wave_, 0);
+    w.vregs.assign((size_t{prog_->vregs_alloc} + 1) * wave_, 0);
     w.preds.fill(0);
     w.preds[isa::kPredTrue] = ~0ull;
   }
@@ -249,7 +256,23 @@ void Machine::write_special(WarpState& w, isa::Special s, uint32_t v) {
     default:
       return;
   }
-  w.exec = e & w.live & full_;
+  // wave.exec: in a sub-vector region only the current part's lanes are kept.
+  w.exec = e & w.live & win_mask_;
+}
+
+// wave.window: normal mode acts on every lane; a part's pass on the part's lanes,
+// where a shared register's lane p*simd + i addresses lane i's storage.
+void Machine::set_window(const WarpState& w) {
+  win_mode_ = w.mode;
+  win_part_ = w.part;
+  if (w.mode == WaveMode::Normal || w.part >= parts_) {
+    win_lo_ = 0, win_hi_ = wave_, win_shift_ = 0, win_mask_ = full_;
+    return;
+  }
+  win_lo_ = w.part * simd_;
+  win_hi_ = win_lo_ + simd_;
+  win_shift_ = win_lo_;
+  win_mask_ = part_masks_[w.part];
 }
 
 Flow Machine::raise(const WarpState& w, isa::Event e, int32_t lane, uint32_t addr, uint16_t space) {
@@ -372,12 +395,16 @@ std::optional<Status> Machine::advance(uint64_t n) {
       return finish(no_ready_status());  // exec.status.deadlock, trap.paused
     }
     WarpState& w = st_.warps[static_cast<size_t>(wi)];
+    if (w.mode != win_mode_ || w.part != win_part_) [[unlikely]]
+      set_window(w);  // wave.window
     const uint64_t exec = w.exec;
     if (trace_) trace_(TraceRecord{steps_, static_cast<uint32_t>(wi), w.pc, exec});
     // exec.form: with a partial exec, the warp's exec words (exec_words) are
     // brought up to date before the instruction runs, however exec last changed.
     const ExecMemo& memo = exec_memo_[static_cast<size_t>(wi)];
-    if (exec != full_) {
+    // With every lane of the window active (every lane in normal mode, the whole
+    // part in a sub-vector pass) the instruction needs no exec words.
+    if (exec != win_mask_) {
       if (exec != memo.mask) refill_exec_words(static_cast<uint32_t>(wi), exec);
       step_words_ = exec_words_.data() + static_cast<size_t>(wi) * wave_;
     }
@@ -390,7 +417,7 @@ std::optional<Status> Machine::advance(uint64_t n) {
     assert(all_or_none(core_of(static_cast<uint32_t>(wi))));  // trap.allornone
     if (f == Flow::Next) ++w.pc;
     ++steps_;
-    lane_ops_ += exec == full_ ? wave_ : memo.lanes;
+    lane_ops_ += exec == win_mask_ ? win_hi_ - win_lo_ : memo.lanes;
     if (rr)
       st_.rr_cursor = static_cast<uint32_t>(wi) + 1 == nwarps_ ? 0 : static_cast<uint32_t>(wi) + 1;
     if (livelock_active_) {
@@ -466,7 +493,7 @@ bool Machine::restore(const Snapshot& s) {
     if (w.vregs.size() != st_.warps[i].vregs.size() ||
         w.sregs.size() != st_.warps[i].sregs.size() ||
         w.mask_stack.size() > prog_->config.mask_depth ||
-        w.pc_stack.size() > prog_->config.call_depth)
+        w.pc_stack.size() > prog_->config.call_depth || w.part >= parts_ || w.user_part >= parts_)
       return false;
   }
   st_ = n;
@@ -488,7 +515,10 @@ uint64_t Machine::hash() const {
     h.u64(w.exec);
     h.u64(w.live);
     h.u64(static_cast<uint64_t>(w.status) | uint64_t{static_cast<uint8_t>(w.mode)} << 8 |
-          uint64_t{w.part} << 16 | uint64_t{w.in_handler} << 24 | uint64_t{w.ss_owed} << 25);
+          uint64_t{w.part} << 16 | uint64_t{w.in_handler} << 24 | uint64_t{w.ss_owed} << 25 |
+          uint64_t{static_cast<uint8_t>(w.user_mode)} << 32 | uint64_t{w.user_part} << 40);
+    h.u64(w.region_pc);  // wave.state
+    h.u64(w.region_other);
     h.u64(w.sp);
     // The mask and PC stacks, and the user's set aside in handler mode (trap.context).
     for (const auto* stacks : {&w.mask_stack, &w.user_mask_stack}) {

@@ -132,7 +132,19 @@ class Machine {
   uint32_t wave() const { return wave_; }
   uint64_t full() const { return full_; }
   const uint32_t* lane_ids() const { return lane_ids_.data(); }
-  uint32_t* vreg(WarpState& w, uint32_t r) { return w.vregs.data() + size_t{r} * wave_; }
+  // wave.window: the lanes the stepping warp's instruction can act on: every lane
+  // in normal mode, the current part's in sub-vector mode. The step loop sets it
+  // from the warp's mode and part before the instruction runs.
+  uint32_t win_lo() const { return win_lo_; }
+  uint32_t win_hi() const { return win_hi_; }
+  uint64_t win_mask() const { return win_mask_; }
+  uint64_t part_mask(uint32_t part) const { return part_masks_[part]; }
+  uint32_t parts() const { return parts_; }
+  // Vector register r as an array indexed by lane. wave.shared: in sub-vector mode
+  // a shared register's lane p*simd + i is lane i's storage.
+  uint32_t* vreg(WarpState& w, uint32_t r) {
+    return w.vregs.data() + (size_t{r} + 1) * wave_ - (r >= shared_base_ ? win_shift_ : 0);
+  }
   const uint32_t* lanes(WarpState& w, const Src& s) {
     return s.kind == SrcKind::VReg ? vreg(w, s.index) : lane_ids_.data();
   }
@@ -196,6 +208,7 @@ class Machine {
 
  private:
   void init_state();
+  void set_window(const WarpState& w);
   int pick();
   int pick_stepping();
   template <class Ok>
@@ -247,6 +260,14 @@ class Machine {
   // The stepping warp's exec words, set by the step loop before a step with a
   // partial exec (saves the handler the warp index arithmetic).
   const uint32_t* step_words_ = nullptr;
+  // wave.window: the current window (see win_lo()), the mode and part it was set
+  // for, each part's lanes, and the first shared vector register (wave.shared).
+  uint32_t win_lo_ = 0, win_hi_ = 0, win_shift_ = 0;
+  uint64_t win_mask_ = 0;
+  WaveMode win_mode_ = WaveMode::Normal;
+  uint8_t win_part_ = 0;
+  uint32_t parts_ = 1, simd_ = 0, shared_base_ = 0;
+  std::array<uint64_t, 4> part_masks_{};
   MachineState st_;
   uint64_t steps_ = 0;
   uint64_t lane_ops_ = 0;

@@ -261,6 +261,7 @@ uint64_t fingerprint(const Program& p) {
         static_cast<uint64_t>(c.policy), c.seed, c.max_steps, uint64_t{c.livelock_check}})
     u64(v);
   u64(p.handler ? uint64_t{*p.handler} + 1 : 0);
+  u64(p.shared_base);                // wave.shared
   for (const auto& t : p.vtables) {  // trap.vector
     u64(t.size());
     for (uint32_t e : t) u64(e);
@@ -437,6 +438,32 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
     prog.text.push_back(text::print_stmt(s));
     prog.spans.push_back(s.span);
   }
+  // wave.enter, wave.skip: subv.begin's target is the instruction after its
+  // subv.end (wave.valid.pair guarantees one, not nested).
+  std::optional<uint32_t> open;
+  for (uint32_t i = 0; i < prog.insns.size(); ++i) {
+    const isa::Op op = prog.insns[i].op;
+    if (op == isa::Op::SubvBegin) {
+      if (open) {
+        d.add(DiagKind::Invalid, prog.spans[i], "nested sub-vector region");
+        return std::nullopt;
+      }
+      open = i;
+    } else if (op == isa::Op::SubvEnd) {
+      if (!open) {
+        d.add(DiagKind::Invalid, prog.spans[i], "subv.end without subv.begin");
+        return std::nullopt;
+      }
+      prog.insns[*open].target = i + 1;
+      open.reset();
+    }
+  }
+  if (open) {
+    d.add(DiagKind::Invalid, prog.spans[*open], "subv.begin without subv.end");
+    return std::nullopt;
+  }
+  // wave.shared: registers at or above the base are shared (none without .vshared).
+  prog.shared_base = ex.vshared.value ? *ex.vshared.value : prog.vregs_alloc;
   prog.fingerprint = fingerprint(prog);
   return prog;
 }

@@ -96,6 +96,9 @@ struct Program {
   // Registers each warp has: .vregs/.sregs, plus one register that reads 0 when
   // handler code reads past them (trap.regs).
   uint32_t vregs_alloc = 0, sregs_alloc = 0;
+  // wave.shared: the first shared vector register (`.vshared`); vregs_alloc when
+  // the program declares none.
+  uint32_t shared_base = 0;
   // Identifies the program text and configuration: snapshots restore only into a
   // machine with the same fingerprint (exec.snapshot).
   uint64_t fingerprint = 0;

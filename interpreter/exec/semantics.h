@@ -289,6 +289,8 @@ SIMT_CONTROL(TClear)
 SIMT_CONTROL(FrameLd)
 SIMT_CONTROL(FrameSt)
 SIMT_CONTROL(VCall)
+SIMT_CONTROL(SubvBegin)
+SIMT_CONTROL(SubvEnd)
 #undef SIMT_CONTROL
 
 }  // namespace simt::exec::sem

@@ -38,7 +38,16 @@ struct WarpState {
   uint64_t live = 0;  // lanes that have not exited
   WarpStatus status = WarpStatus::Ready;
   WaveMode mode = WaveMode::Normal;
-  uint8_t part = 0;         // current sub-vector part
+  uint8_t part = 0;  // current sub-vector part (0 in normal mode)
+  // wave.state: the region's hidden state while in sub-vector mode: the PC each
+  // part's pass starts at, and the lanes of the other parts (the exec left by the
+  // parts that have run, the entry exec of the parts still to run). Zero in
+  // normal mode.
+  uint32_t region_pc = 0;
+  uint64_t region_other = 0;
+  // trap.context, wave.trap: the mode and part set aside while in handler mode.
+  WaveMode user_mode = WaveMode::Normal;
+  uint8_t user_part = 0;
   bool in_handler = false;  // in the trap handler (trap chapter)
   bool ss_owed = false;     // trap.single_step: eligible in the core's round, not yet stepped
   uint32_t sp = 0;          // program-stack pointer: byte offset into this warp's stack
@@ -48,7 +57,11 @@ struct WarpState {
   std::vector<MaskEntry> user_mask_stack;
   std::vector<uint32_t> user_pc_stack;
   std::vector<uint32_t> sregs;
-  std::vector<uint32_t> vregs;                       // register-major: vregs[r * wave + lane]
+  // Register-major, after `wave` words of padding that are never used:
+  // vregs[(r + 1) * wave + lane]. The padding lets a shared register's storage be
+  // addressed relative to a part's first lane (wave.shared) without a pointer
+  // before the array.
+  std::vector<uint32_t> vregs;
   std::array<uint64_t, isa::kNumPreds + 1> preds{};  // preds[kPredTrue] is all ones
   bool operator==(const WarpState&) const = default;
 };

@@ -134,6 +134,12 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
     w.mask_stack.clear();
     w.pc_stack.clear();
     w.ss_owed = false;
+    // wave.trap: handler code runs in normal mode; a region's mode and part are
+    // set aside (its region state stays as it is).
+    w.user_mode = w.mode;
+    w.user_part = w.part;
+    w.mode = WaveMode::Normal;
+    w.part = 0;
   }
   if (trace_)
     trace_(
@@ -181,7 +187,12 @@ void Machine::resume_warp(uint32_t g) {
   const uint64_t exec =
       uint64_t{frame_word(g, kFrameExecLo)} | uint64_t{frame_word(g, kFrameExecHi)} << 32;
   w.pc = frame_word(g, kFramePc);
-  w.exec = exec & w.live;
+  // wave.trap: back in the region's mode and part, with the part's lanes only.
+  w.mode = w.user_mode;
+  w.part = w.user_part;
+  w.user_mode = WaveMode::Normal;
+  w.user_part = 0;
+  w.exec = exec & w.live & (w.mode == WaveMode::SubVector ? part_mask(w.part) : full_);
   w.sp += kFrameBytes;
   w.mask_stack.swap(w.user_mask_stack);
   w.pc_stack.swap(w.user_pc_stack);

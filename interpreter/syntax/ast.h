@@ -136,12 +136,13 @@ struct Program {
   Directive<std::string> handler;                       // trap.install: `.handler LABEL`
   std::vector<Directive<std::string>> handler_entries;  // trap.install: `.handler_entry LABEL`
   std::vector<VTableDecl> vtables;                      // trap.vector
+  Directive<uint32_t> vshared;                          // wave.shared: `.vshared BASE`
   std::vector<BufferDecl> buffers;
   std::vector<Stmt> stmts;
   // AST equality ignores spans and comments: it is what `roundtrip` checks.
   bool operator==(const Program& o) const {
     return launch == o.launch && handler == o.handler && handler_entries == o.handler_entries &&
-           vtables == o.vtables && buffers == o.buffers && stmts == o.stmts;
+           vtables == o.vtables && vshared == o.vshared && buffers == o.buffers && stmts == o.stmts;
   }
 };
 

@@ -489,6 +489,8 @@ class Parser {
         t.labels.push_back(label_arg());
       }
       prog.vtables.push_back(std::move(t));
+    } else if (n == ".vshared") {  // wave.shared
+      set_once(prog.vshared, d, static_cast<uint32_t>(unsigned_arg(k32)));
     } else if (n == ".buffer") {
       prog.buffers.push_back(buffer(d));
     } else {

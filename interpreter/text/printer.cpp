@@ -182,15 +182,20 @@ std::string print(const syntax::Program& p) {
     for (size_t i = 0; i < t.labels.size(); ++i) out += (i ? ", " : " ") + t.labels[i];
     out += "\n";
   }
+  if (p.vshared.value) out += ".vshared " + std::to_string(*p.vshared.value) + "\n";
   for (const auto& b : p.buffers) out += print_buffer(b) + "\n";
   if (!out.empty()) out += "\n";
   int depth = 0;
   for (const auto& s : p.stmts) {
-    if (s.kind == StmtKind::EndIf || s.kind == StmtKind::EndLoop) depth = std::max(0, depth - 1);
+    // A sub-vector region's body is indented like a block (wave.enter).
+    const bool begin = s.kind == StmtKind::Instr && s.op == isa::Op::SubvBegin;
+    const bool end = s.kind == StmtKind::Instr && s.op == isa::Op::SubvEnd;
+    if (s.kind == StmtKind::EndIf || s.kind == StmtKind::EndLoop || end)
+      depth = std::max(0, depth - 1);
     int indent = s.kind == StmtKind::Label ? 0 : 4 + 2 * depth;
     if (s.kind == StmtKind::Else) indent = std::max(4, indent - 2);
     out += std::string(static_cast<size_t>(indent), ' ') + print_stmt(s) + "\n";
-    if (s.kind == StmtKind::If || s.kind == StmtKind::Loop) ++depth;
+    if (s.kind == StmtKind::If || s.kind == StmtKind::Loop || begin) ++depth;
   }
   return out;
 }

@@ -110,6 +110,7 @@ Program expand(const Program& p) {
   out.handler = p.handler;
   out.handler_entries = p.handler_entries;
   out.vtables = p.vtables;
+  out.vshared = p.vshared;
   out.buffers = p.buffers;
   std::set<std::string> used;
   for (const auto& s : p.stmts)

@@ -45,6 +45,7 @@ class Validator {
                "branch.struct.expand");
       }
     }
+    regions();
     if (flow && ok_for_flow_) flow_analysis();
   }
 
@@ -199,6 +200,96 @@ class Validator {
     }
   }
 
+  // ---- wave.valid.*: sub-vector regions (always checked: the executor relies on
+  // them) ---------------------------------------------------------------------
+  void regions() {
+    if (p_.vshared.value && *p_.vshared.value > c_.vregs)
+      err(p_.vshared.span,
+          ".vshared " + std::to_string(*p_.vshared.value) +
+              " is past the vector registers: the program has " + std::to_string(c_.vregs) +
+              " (.vregs)",
+          "wave.valid.shared");
+    // wave.valid.pair, wave.valid.nest: regions are [begin, end] PC ranges.
+    std::vector<std::pair<uint32_t, uint32_t>> regs;
+    constexpr uint32_t kNone = ~0u;
+    uint32_t open = kNone;
+    for (uint32_t pc = 0; pc < size_; ++pc) {
+      const Op op = pcs_[pc]->op;
+      if (op == Op::SubvBegin) {
+        if (open != kNone)
+          err(pcs_[pc]->span,
+              "sub-vector regions do not nest: the region opened on line " +
+                  std::to_string(pcs_[open]->span.line) + " is still open",
+              "wave.valid.nest");
+        else
+          open = pc;
+      } else if (op == Op::SubvEnd) {
+        if (open == kNone) {
+          err(pcs_[pc]->span, "subv.end with no sub-vector region open", "wave.valid.pair");
+        } else {
+          regs.emplace_back(open, pc);
+          open = kNone;
+        }
+      }
+    }
+    if (open != kNone)
+      err(pcs_[open]->span, "subv.begin with no subv.end after it", "wave.valid.pair");
+    if (regs.empty()) return;
+    // Which region each PC's instruction is inside (after its subv.begin, up to
+    // and including its subv.end), or -1.
+    std::vector<int> in(size_, -1);
+    for (size_t r = 0; r < regs.size(); ++r)
+      for (uint32_t pc = regs[r].first + 1; pc <= regs[r].second; ++pc)
+        in[pc] = static_cast<int>(r);
+    auto region_at = [&](const std::string& label) {
+      auto it = label_pc_.find(label);
+      return it == label_pc_.end() || it->second >= size_ ? -1 : in[it->second];
+    };
+    for (uint32_t pc = 0; pc < size_; ++pc) {
+      const Stmt& s = *pcs_[pc];
+      const std::string mn(isa::info(s.op).mnemonic);
+      const int r = in[pc];
+      if (r >= 0 && s.op != Op::SubvEnd) {
+        if (s.op == Op::Bar)
+          err(s.span, "bar inside a sub-vector region: the parts would arrive one by one",
+              "wave.valid.bar");
+        else if (s.op == Op::Call || s.op == Op::VCall || s.op == Op::Ret)
+          err(s.span, mn + " inside a sub-vector region: control would leave the region",
+              "wave.valid.branch");
+        else if (isa::info(s.op).family == isa::Family::AtomWarp)
+          err(s.span,
+              mn + " inside a sub-vector region: a warp-wide atomic acts once per wave, which "
+                   "a part cannot do",
+              "wave.valid.watom");
+      }
+      if ((s.op == Op::Jmp || s.op == Op::Cbr) && !s.operands.empty() &&
+          s.operands.back().type == OperandType::Label) {
+        const std::string& label = s.operands.back().name;
+        const int t = region_at(label);
+        if (t != r && r >= 0)
+          err(s.span, mn + " to '" + label + "' leaves the sub-vector region", "wave.valid.branch");
+        else if (t != r)
+          err(s.span,
+              mn + " to '" + label + "' enters a sub-vector region other than at its subv.begin",
+              "wave.valid.branch");
+      }
+      if (s.op == Op::Call && r < 0 && !s.operands.empty() && region_at(s.operands[0].name) >= 0)
+        err(s.span, "call to '" + s.operands[0].name + "', inside a sub-vector region",
+            "wave.valid.branch");
+    }
+    // Handler entries and vector-table entries are entered from outside.
+    std::vector<std::pair<std::string, Span>> entries;
+    if (p_.handler.value) entries.emplace_back(*p_.handler.value, p_.handler.span);
+    for (const auto& e : p_.handler_entries) entries.emplace_back(*e.value, e.span);
+    for (const auto& t : p_.vtables)
+      for (const auto& l : t.labels) entries.emplace_back(l, t.span);
+    for (const auto& [label, span] : entries)
+      if (region_at(label) >= 0)
+        err(span,
+            "'" + label + "' is inside a sub-vector region: it cannot be entered from outside",
+            "wave.valid.branch");
+  }
+
   bool has_buffer(const std::string& n) const {
     for (const auto& b : p_.buffers)
       if (b.name == n) return true;
@@ -214,7 +305,10 @@ class Validator {
   static std::string describe(const AState& st) {
     if (st.empty()) return "no entry";
     std::string kinds;
-    for (char k : st) kinds += std::string(kinds.empty() ? "" : ", ") + (k == 'I' ? "if" : "loop");
+    for (char k : st)
+      kinds += std::string(kinds.empty() ? "" : ", ") + (k == 'I'   ? "if"
+                                                         : k == 'L' ? "loop"
+                                                                    : "sub-vector region");
     return std::to_string(st.size()) + (st.size() == 1 ? " entry (" : " entries (") + kinds + ")";
   }
 
@@ -291,6 +385,9 @@ class Validator {
       } else if (pc_mode[pc] == kHandler &&
                  (s.op == Op::Sys || s.op == Op::Exit || s.op == Op::VCall)) {
         err(s.span, mn + " in handler code", "trap.valid.mode");
+      } else if (pc_mode[pc] == kHandler && (s.op == Op::SubvBegin || s.op == Op::SubvEnd)) {
+        err(s.span, mn + " in handler code: handler code runs in normal mode",
+            "wave.valid.handler");
       }
     }
   }
@@ -340,7 +437,9 @@ class Validator {
       reached.push_back(pc);
       AState st = *at[pc];
       const Stmt& s = *pcs_[pc];
-      auto has_loop = [&] { return st.find('L') != std::string::npos; };
+      // wave.valid.balance: entries below a region's start are out of reach inside it.
+      const size_t floor = st.rfind('R') == std::string::npos ? 0 : st.rfind('R') + 1;
+      auto has_loop = [&] { return st.find('L', floor) != std::string::npos; };
       switch (s.op) {
         case Op::Push:
           st.push_back('I');
@@ -350,8 +449,27 @@ class Validator {
           st.push_back('L');
           flow_to(pc, pc + 1, st);
           break;
+        case Op::SubvBegin:  // wave.valid.balance
+          st.push_back('R');
+          flow_to(pc, pc + 1, st);
+          break;
+        case Op::SubvEnd:
+          if (st.empty() || st.back() != 'R') {
+            report(pc,
+                   "the mask stack is not balanced across the sub-vector region: " +
+                       std::to_string(st.size() - floor) + " entr" +
+                       (st.size() - floor == 1 ? "y" : "ies") + " pushed in it still open",
+                   "wave.valid.balance");
+          } else {
+            st.pop_back();
+            flow_to(pc, pc + 1, st);
+          }
+          break;
         case Op::Invert:
-          if (st.empty())
+          if (!st.empty() && st.back() == 'R')
+            report(pc, "invert inside a sub-vector region with no push of the region open",
+                   "wave.valid.balance");
+          else if (st.empty())
             report(pc, std::string("invert with no push open") + where, "valid.flow.pop");
           else if (st.back() != 'I')
             report(pc, "invert inside a loop but outside any push of that loop", "valid.flow.pop");
@@ -359,7 +477,10 @@ class Validator {
             flow_to(pc, pc + 1, st);
           break;
         case Op::Pop:
-          if (st.empty())
+          if (!st.empty() && st.back() == 'R')
+            report(pc, "pop inside a sub-vector region with no push of the region open",
+                   "wave.valid.balance");
+          else if (st.empty())
             report(pc, std::string("pop with no push open") + where, "valid.flow.pop");
           else {
             st.pop_back();
@@ -370,13 +491,18 @@ class Validator {
         case Op::Cont:
           if (!has_loop())
             report(pc,
-                   std::string(s.op == Op::Brk ? "brk" : "cont") + " outside of any loop" + where,
-                   "valid.flow.pop");
+                   std::string(s.op == Op::Brk ? "brk" : "cont") +
+                       (floor > 0 ? " with no loop opened inside the sub-vector region"
+                                  : " outside of any loop" + std::string(where)),
+                   floor > 0 ? "wave.valid.balance" : "valid.flow.pop");
           else
             flow_to(pc, pc + 1, st);
           break;
         case Op::LNext:
-          if (st.empty() || st.back() != 'L')
+          if (!st.empty() && st.back() == 'R')
+            report(pc, "lnext inside a sub-vector region with no loop of the region open",
+                   "wave.valid.balance");
+          else if (st.empty() || st.back() != 'L')
             report(pc, "lnext with a push still open, or outside a loop", "valid.flow.pop");
           else
             flow_to(pc, pc + 1, st);
