@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <bitset>
 #include <deque>
 #include <map>
 #include <optional>
@@ -210,7 +211,7 @@ class Validator {
               " (.vregs)",
           "wave.valid.shared");
     // wave.valid.pair, wave.valid.nest: regions are [begin, end] PC ranges.
-    std::vector<std::pair<uint32_t, uint32_t>> regs;
+    std::vector<std::pair<uint32_t, uint32_t>>& regs = regions_;
     constexpr uint32_t kNone = ~0u;
     uint32_t open = kNone;
     for (uint32_t pc = 0; pc < size_; ++pc) {
@@ -344,6 +345,76 @@ class Validator {
               callees[i]);
     }
     modes(entries, roots, reached, callees);
+    shared_reads();
+  }
+
+  // wave.valid.shared: inside a region a shared register is written before it is
+  // read on every path from the region's start. A forward must-analysis over the
+  // region's instructions (control stays inside a region, wave.valid.branch):
+  // the set of shared registers written on every path so far. Only a write made
+  // with no mask-stack entry of the region open counts: inside an `if` or a loop
+  // some lanes of the part may not write.
+  void shared_reads() {
+    if (!p_.vshared.value || *p_.vshared.value >= c_.vregs) return;
+    const uint32_t base = *p_.vshared.value;
+    using Set = std::bitset<256>;
+    for (const auto& [begin, end] : regions_) {
+      std::vector<std::optional<Set>> at(size_t{end} - begin + 1);  // index pc - begin
+      std::vector<int> depth(at.size(), 0);  // entries opened in the region (valid.flow.join)
+      std::deque<uint32_t> work;
+      at[1] = Set();
+      work.push_back(begin + 1);
+      std::vector<bool> reported(at.size(), false);
+      while (!work.empty()) {
+        const uint32_t pc = work.front();
+        work.pop_front();
+        Set set = *at[pc - begin];
+        int d = depth[pc - begin];
+        const Stmt& s = *pcs_[pc];
+        const auto kinds = isa::info(s.op).sig.view();
+        for (size_t i = 0; i < kinds.size() && i < s.operands.size(); ++i) {
+          const Operand& o = s.operands[i];
+          const bool write = kinds[i] == OperandKind::Dst || kinds[i] == OperandKind::VDst ||
+                             kinds[i] == OperandKind::SDst || kinds[i] == OperandKind::PDst;
+          if (o.value.file != RegFile::V || o.value.index < base || o.value.index >= c_.vregs)
+            continue;
+          if (!write && !set.test(o.value.index) && !reported[pc - begin]) {
+            reported[pc - begin] = true;
+            err(o.span,
+                "v" + std::to_string(o.value.index) + " is shared (.vshared " +
+                    std::to_string(base) +
+                    ") and read before this region writes it: in a part's pass it would hold "
+                    "another part's value",
+                "wave.valid.shared");
+          }
+        }
+        for (size_t i = 0; d == 0 && i < kinds.size() && i < s.operands.size(); ++i)
+          if ((kinds[i] == OperandKind::Dst || kinds[i] == OperandKind::VDst) &&
+              s.operands[i].value.file == RegFile::V)
+            set.set(s.operands[i].value.index);
+        if (s.op == Op::Push || s.op == Op::LPush) ++d;
+        if (s.op == Op::Pop) --d;
+        if (pc == end) continue;
+        auto flow = [&](uint32_t to) {
+          if (to <= begin || to > end) return;  // wave.valid.branch reports it
+          std::optional<Set>& dst = at[to - begin];
+          if (!dst) {
+            dst = set;
+            depth[to - begin] = d;
+            work.push_back(to);
+          } else if ((*dst & set) != *dst) {
+            *dst &= set;
+            work.push_back(to);
+          }
+        };
+        if (s.op == Op::Jmp) {
+          flow(target(s, 0));
+        } else {
+          flow(pc + 1);
+          if (s.op == Op::Cbr) flow(target(s, 1));
+        }
+      }
+    }
   }
 
   // trap.valid.disjoint, trap.valid.mode: user code is what PC 0 reaches, with the
@@ -580,7 +651,8 @@ class Validator {
     Span span;
     std::string message;
   };
-  std::vector<LateRead> late_reads_;  // trap.valid.regs
+  std::vector<LateRead> late_reads_;                    // trap.valid.regs
+  std::vector<std::pair<uint32_t, uint32_t>> regions_;  // wave.valid.pair: [subv.begin, subv.end]
 };
 
 }  // namespace
