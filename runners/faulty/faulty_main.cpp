@@ -294,6 +294,83 @@ Flow tclear_core_only(Machine& m, WarpState& w, const Insn& in) {
   return f;
 }
 
+// ---- sub-vector regions (spec/wave.md) ------------------------------------------
+// These faults replace subv.begin and subv.end (empty-part-not-skipped), wrap them
+// to follow which pass a warp is in (scalar-once-per-region), or change the copy
+// of the program (shared-private); the window itself is the reference's.
+
+// empty-part-not-skipped: a region entered with exec not 0 runs one pass for
+// every part, from part 0 up, whether or not the part holds a lane of the entry
+// exec (wave.enter, wave.exit, wave.union): a part with no lane runs its pass
+// with exec 0. A region entered with exec 0 is still skipped (wave.skip).
+Flow subv_begin_all_parts(Machine& m, WarpState& w, const Insn& in) {
+  if (w.mode != exec::WaveMode::Normal || w.in_handler || w.exec == 0) return reference(m, w, in);
+  w.region_pc = w.pc + 1;
+  w.region_other = w.exec & ~m.part_mask(0);
+  w.exec &= m.part_mask(0);  // wrong: may be 0
+  w.mode = exec::WaveMode::SubVector;
+  w.part = 0;
+  return Flow::Next;
+}
+
+Flow subv_end_all_parts(Machine& m, WarpState& w, const Insn& in) {
+  if (w.mode != exec::WaveMode::SubVector || w.part + 1u >= m.parts()) return reference(m, w, in);
+  const uint8_t q = static_cast<uint8_t>(w.part + 1);  // wrong: the next part, empty or not
+  const uint64_t all = w.region_other | w.exec;
+  w.exec = w.region_other & m.part_mask(q);
+  w.region_other = all & ~m.part_mask(q);
+  w.part = q;
+  w.pc = w.region_pc;
+  return Flow::Jump;
+}
+
+// scalar-once-per-region: scalar-form ALU instructions and scalar-form loads (an
+// `s` destination: alu.form.scalar, mem.load.scalar) run only in the first pass
+// of a region; in every later pass they do nothing (wave.scalar says once per
+// pass). Which pass a warp is in is not machine state, so subv.begin and
+// subv.end are wrapped to record, per warp, whether a later pass has started.
+// A warp in sub-vector mode has executed its subv.begin in the current machine,
+// which clears its flag, so a flag left by an earlier launch is never read.
+struct PassMemo {
+  const Machine* machine = nullptr;
+  std::vector<uint8_t> later;  // per warp: a pass after the region's first has started
+};
+thread_local PassMemo pass_memo;
+
+std::vector<uint8_t>& later_passes(const Machine& m) {
+  PassMemo& memo = pass_memo;
+  if (memo.machine != &m) {
+    memo.machine = &m;
+    memo.later.clear();
+  }
+  memo.later.resize(m.state().warps.size());
+  return memo.later;
+}
+
+Flow subv_begin_memo(Machine& m, WarpState& w, const Insn& in) {
+  const Flow f = reference(m, w, in);
+  later_passes(m)[m.warp_id(w)] = 0;
+  return f;
+}
+
+Flow subv_end_memo(Machine& m, WarpState& w, const Insn& in) {
+  const Flow f = reference(m, w, in);
+  if (f == Flow::Jump && w.mode == exec::WaveMode::SubVector) later_passes(m)[m.warp_id(w)] = 1;
+  return f;
+}
+
+Flow scalar_first_pass_only(Machine& m, WarpState& w, const Insn& in) {
+  if (w.mode == exec::WaveMode::SubVector && later_passes(m)[m.warp_id(w)])
+    return Flow::Next;  // wrong: skipped in this pass
+  return reference(m, w, in);
+}
+
+bool scalar_form(const Insn& in) {
+  const isa::Family f = isa::info(in.op).family;
+  return in.dst_kind == exec::DstKind::S &&
+         (f == isa::Family::Unary || f == isa::Family::Binary || f == isa::Family::Load);
+}
+
 // Replaces the handlers the fault affects; false if the fault is unknown.
 bool patch(const std::string& fault, exec::Program& p) {
   using isa::Op;
@@ -336,6 +413,16 @@ bool patch(const std::string& fault, exec::Program& p) {
       in.fn = &join_exec_live;
     else if (fault == "tclear-core-only" && in.op == Op::TClear)
       in.fn = &tclear_core_only;
+    else if (fault == "empty-part-not-skipped" && in.op == Op::SubvBegin)
+      in.fn = &subv_begin_all_parts;
+    else if (fault == "empty-part-not-skipped" && in.op == Op::SubvEnd)
+      in.fn = &subv_end_all_parts;
+    else if (fault == "scalar-once-per-region" && in.op == Op::SubvBegin)
+      in.fn = &subv_begin_memo;
+    else if (fault == "scalar-once-per-region" && in.op == Op::SubvEnd)
+      in.fn = &subv_end_memo;
+    else if (fault == "scalar-once-per-region" && scalar_form(in))
+      in.fn = &scalar_first_pass_only;
     else if (fault == "cmp-unsigned") {
       static const std::map<Op, Op> swap = {{Op::CmpLt, Op::CmpLtU},
                                             {Op::CmpLe, Op::CmpLeU},
@@ -349,6 +436,10 @@ bool patch(const std::string& fault, exec::Program& p) {
       }
     }
   }
+  // shared-private: the copy of the program declares no shared register
+  // (.vshared ignored), so in sub-vector mode lane p*simd + i of a register the
+  // program shares uses its own storage, as in normal mode (wave.shared).
+  if (fault == "shared-private") p.shared_base = p.vregs_alloc;
   static const char* known[] = {"none",
                                 "invert-all",
                                 "cbr-empty-taken",
@@ -367,6 +458,9 @@ bool patch(const std::string& fault, exec::Program& p) {
                                 "syscall-pc-same",
                                 "frame-exec-live",
                                 "tclear-core-only",
+                                "empty-part-not-skipped",
+                                "shared-private",
+                                "scalar-once-per-region",
                                 "crash",
                                 "hang",
                                 "garbage"};
