@@ -4,6 +4,10 @@
 
 #include "common.h"
 
+namespace simt::cli {
+void register_modesel(CLI::App& app, int& exit_code);  // cmd_modesel.cpp
+}  // namespace simt::cli
+
 int main(int argc, char** argv) {
   CLI::App app{
       "simtspec: conformance suite and reference interpreter for a SIMT assembly language"};
@@ -19,6 +23,7 @@ int main(int argc, char** argv) {
   simt::cli::register_report(app, exit_code);
   simt::cli::register_serve(app, exit_code);
   simt::cli::register_fuzz(app, exit_code, argc > 0 ? argv[0] : "simtspec");
+  simt::cli::register_modesel(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
