@@ -111,7 +111,14 @@ Machine::Machine(std::shared_ptr<const Program> program) : prog_(std::move(progr
   for (uint32_t p = 0; p < parts_; ++p)
     part_masks_[p] = (simd_ == 64 ? ~0ull : ((1ull << simd_) - 1)) << (p * simd_);
   shared_base_ = prog_->shared_base;
-  win_lo_ = 0, win_hi_ = wave_, win_shift_ = 0, win_mask_ = full_;
+  for (uint32_t t = 0; t <= parts_; ++t) {
+    const size_t shift = t == 0 ? 0 : size_t{t - 1} * simd_;
+    voffs_[t].resize(prog_->vregs_alloc);
+    for (uint32_t r = 0; r < prog_->vregs_alloc; ++r)
+      voffs_[t][r] = (size_t{r} + 1) * wave_ - (r >= shared_base_ ? shift : 0);
+  }
+  win_lo_ = 0, win_hi_ = win_n_ = wave_, win_mask_ = full_;
+  voff_ = voffs_[0].data();
   lane_ids_.resize(wave_);
   for (uint32_t l = 0; l < wave_; ++l) lane_ids_[l] = l;
   exec_memo_.assign(nwarps_, ExecMemo{});  // mask 0: no lane, all words zero
@@ -266,13 +273,15 @@ void Machine::set_window(const WarpState& w) {
   win_mode_ = w.mode;
   win_part_ = w.part;
   if (w.mode == WaveMode::Normal || w.part >= parts_) {
-    win_lo_ = 0, win_hi_ = wave_, win_shift_ = 0, win_mask_ = full_;
+    win_lo_ = 0, win_hi_ = win_n_ = wave_, win_mask_ = full_;
+    voff_ = voffs_[0].data();
     return;
   }
   win_lo_ = w.part * simd_;
   win_hi_ = win_lo_ + simd_;
-  win_shift_ = win_lo_;
+  win_n_ = simd_;
   win_mask_ = part_masks_[w.part];
+  voff_ = voffs_[1 + w.part].data();
 }
 
 Flow Machine::raise(const WarpState& w, isa::Event e, int32_t lane, uint32_t addr, uint16_t space) {
@@ -417,7 +426,7 @@ std::optional<Status> Machine::advance(uint64_t n) {
     assert(all_or_none(core_of(static_cast<uint32_t>(wi))));  // trap.allornone
     if (f == Flow::Next) ++w.pc;
     ++steps_;
-    lane_ops_ += exec == win_mask_ ? win_hi_ - win_lo_ : memo.lanes;
+    lane_ops_ += exec == win_mask_ ? win_n_ : memo.lanes;
     if (rr)
       st_.rr_cursor = static_cast<uint32_t>(wi) + 1 == nwarps_ ? 0 : static_cast<uint32_t>(wi) + 1;
     if (livelock_active_) {

@@ -103,6 +103,9 @@ struct Snapshot {
 class Machine {
  public:
   explicit Machine(std::shared_ptr<const Program> program);
+  // voff_ points into the machine's own tables: not copyable.
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
 
   // Runs until the launch ends; returns its outcome.
   Outcome run();
@@ -142,9 +145,7 @@ class Machine {
   uint32_t parts() const { return parts_; }
   // Vector register r as an array indexed by lane. wave.shared: in sub-vector mode
   // a shared register's lane p*simd + i is lane i's storage.
-  uint32_t* vreg(WarpState& w, uint32_t r) {
-    return w.vregs.data() + (size_t{r} + 1) * wave_ - (r >= shared_base_ ? win_shift_ : 0);
-  }
+  uint32_t* vreg(WarpState& w, uint32_t r) { return w.vregs.data() + voff_[r]; }
   const uint32_t* lanes(WarpState& w, const Src& s) {
     return s.kind == SrcKind::VReg ? vreg(w, s.index) : lane_ids_.data();
   }
@@ -262,8 +263,13 @@ class Machine {
   const uint32_t* step_words_ = nullptr;
   // wave.window: the current window (see win_lo()), the mode and part it was set
   // for, each part's lanes, and the first shared vector register (wave.shared).
-  uint32_t win_lo_ = 0, win_hi_ = 0, win_shift_ = 0;
+  uint32_t win_lo_ = 0, win_hi_ = 0, win_n_ = 0;
   uint64_t win_mask_ = 0;
+  // Where register r's lane 0 is in WarpState::vregs, for the current window:
+  // voff_ points into voffs_[0] (normal mode) or voffs_[1 + p] (part p's pass),
+  // where shared registers start p*simd words earlier (wave.shared).
+  const size_t* voff_ = nullptr;
+  std::array<std::vector<size_t>, 5> voffs_;
   WaveMode win_mode_ = WaveMode::Normal;
   uint8_t win_part_ = 0;
   uint32_t parts_ = 1, simd_ = 0, shared_base_ = 0;
