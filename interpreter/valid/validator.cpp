@@ -209,7 +209,7 @@ class Validator {
           ".vshared " + std::to_string(*p_.vshared.value) +
               " is past the vector registers: the program has " + std::to_string(c_.vregs) +
               " (.vregs)",
-          "wave.valid.shared");
+          "wave.valid.shared.base");
     // wave.valid.pair, wave.valid.nest: regions are [begin, end] PC ranges.
     std::vector<std::pair<uint32_t, uint32_t>>& regs = regions_;
     constexpr uint32_t kNone = ~0u;
