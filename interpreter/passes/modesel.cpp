@@ -215,12 +215,17 @@ class Pass {
       end_pc_[i] = pc;
       ei += s.kind == StmtKind::Loop ? 2 : s.kind == StmtKind::EndLoop ? 3 : 1;
       match_[i] = i;
+      if (s.kind == StmtKind::Instr) {  // pc - 1 is its PC
+        as_written_.resize(pc, false);
+        as_written_[pc - 1] = true;
+      }
       if (s.kind == StmtKind::If || s.kind == StmtKind::Loop) open.push_back(i);
       if ((s.kind == StmtKind::EndIf || s.kind == StmtKind::EndLoop) && !open.empty()) {
         match_[open.back()] = i;
         open.pop_back();
       }
     }
+    as_written_.resize(n_, false);
     uint32_t lpc = 0;
     for (const auto& s : e_.stmts) {
       if (s.kind == StmtKind::Label)
@@ -462,6 +467,21 @@ class Pass {
         if (o != out_[pc] || i != in_[pc]) {
           out_[pc] = o;
           in_[pc] = i;
+          changed = true;
+        }
+      }
+    }
+    // Scalar registers live before each PC: a scalar write happens whatever exec is
+    // (alu.form.scalar), so it always kills.
+    sin_.assign(n_, Regs{});
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t pc = n_; pc-- > 0;) {
+        Regs o;
+        for (uint32_t s : lsucc_[pc]) o |= sin_[s];
+        const Regs i = uses_[pc].sread | (o & ~uses_[pc].swrite);
+        if (i != sin_[pc]) {
+          sin_[pc] = i;
           changed = true;
         }
       }
@@ -733,6 +753,12 @@ class Pass {
                !names.contains(s.operands.back().name))
         ok = refuse(s.span, g, mn + " to '" + s.operands.back().name + "', outside the group",
                     "wave.modesel.safe");
+      else if (s.op == Op::Jmp && target(s) <= pc)
+        ok = refuse(s.span, g,
+                    mn + where + " back to '" + s.operands.back().name +
+                        "': a loop closed by jmp that only exit ends would run without end in "
+                        "the pass of a part whose lanes have all exited",
+                    "wave.modesel.safe");
       else if (info.family == Family::Load && s.operands[0].value.file == RegFile::S &&
                stored.contains(s.operands[1].name))
         ok = refuse(s.span, g,
@@ -741,6 +767,7 @@ class Pass {
                     "wave.modesel.safe");
     });
     ok = check_scalars(g, in_called) && ok;
+    ok = check_loop_scalars(g, in_called) && ok;
     ok = check_balance(g) && ok;
     // Where control leaves the group at its end.
     std::vector<std::pair<uint32_t, std::string>> next;
@@ -778,13 +805,18 @@ class Pass {
   // the second part's pass would read what the first wrote. "Before" is along some
   // path from the group's start (through the code it calls); a write counts
   // whatever exec is (alu.form.scalar).
-  bool check_scalars(const Group& g, const std::vector<bool>& in_called) {
-    std::vector<bool> in_set(n_, false);
-    for (uint32_t pc = 0; pc < n_; ++pc) in_set[pc] = in_group(g, pc) || in_called[pc];
+  // Must-written scalars (forward): for each PC that `entry` reaches inside `in_set`,
+  // the scalar registers every path from `entry` has written before it. Calls go
+  // into the code they call; an exit goes on (the other parts' lanes are live).
+  struct ScalarFlow {
+    std::vector<Regs> win;
+    std::vector<bool> reach;
+  };
+  ScalarFlow written_before(uint32_t entry, const std::vector<bool>& in_set) const {
     auto succ = [&](uint32_t pc, std::vector<uint32_t>& out) {
       out.clear();
       const Stmt& s = *ins_[pc];
-      if (s.op == Op::Exit) {  // lanes of the other parts are live: a pass goes on
+      if (s.op == Op::Exit) {
         out.push_back(pc + 1);
       } else if (s.op == Op::Call || s.op == Op::VCall) {
         out = callees(s);
@@ -794,27 +826,41 @@ class Pass {
       }
       std::erase_if(out, [&](uint32_t x) { return x >= n_ || !in_set[x]; });
     };
-    const Regs all = ~Regs{};
-    std::vector<Regs> win(n_, all);
-    std::vector<bool> reach(n_, false);
-    win[g.ga] = Regs{};
-    reach[g.ga] = true;
-    std::deque<uint32_t> work{g.ga};
+    ScalarFlow f;
+    f.win.assign(n_, ~Regs{});
+    f.reach.assign(n_, false);
+    f.win[entry] = Regs{};
+    f.reach[entry] = true;
+    std::deque<uint32_t> work{entry};
     std::vector<uint32_t> next;
     while (!work.empty()) {
       const uint32_t pc = work.front();
       work.pop_front();
-      const Regs wout = win[pc] | uses_[pc].swrite;
+      const Regs wout = f.win[pc] | uses_[pc].swrite;
       succ(pc, next);
       for (uint32_t t : next) {
-        const Regs w = win[t] & wout;
-        if (!reach[t] || w != win[t]) {
-          reach[t] = true;
-          win[t] = w;
+        if (t == entry) continue;  // nothing is written before the entry
+        const Regs w = f.win[t] & wout;
+        if (!f.reach[t] || w != f.win[t]) {
+          f.reach[t] = true;
+          f.win[t] = w;
           work.push_back(t);
         }
       }
     }
+    return f;
+  }
+
+  // A scalar register both read before being written and written in the group:
+  // the second part's pass would read what the first wrote. "Before" is along some
+  // path from the group's start (through the code it calls); a write counts
+  // whatever exec is (alu.form.scalar).
+  bool check_scalars(const Group& g, const std::vector<bool>& in_called) {
+    std::vector<bool> in_set(n_, false);
+    for (uint32_t pc = 0; pc < n_; ++pc) in_set[pc] = in_group(g, pc) || in_called[pc];
+    const ScalarFlow f = written_before(g.ga, in_set);
+    const auto& reach = f.reach;
+    const auto& win = f.win;
     Regs written, early;
     for (uint32_t pc = 0; pc < n_; ++pc)
       if (reach[pc]) {
@@ -836,6 +882,43 @@ class Pass {
                       " is read before it is written in the group and written in it: the "
                       "second part's pass would read the first's value",
                   "wave.modesel.safe");
+    }
+    return ok;
+  }
+
+  // A scalar register that a loop of the group carries from one iteration to the
+  // next (read in an iteration before it is written in it, and written in it) and
+  // that is live after the loop: a part's pass runs the loop only as long as that
+  // part's lanes do, so the value the loop leaves can differ from normal mode's. A
+  // loop is a `cbr pt` back to an earlier instruction (endloop's included).
+  bool check_loop_scalars(const Group& g, const std::vector<bool>& in_called) {
+    bool ok = true;
+    for (uint32_t back = 0; back < n_; ++back) {
+      const Stmt& s = *ins_[back];
+      if (s.op != Op::Cbr || !(in_group(g, back) || in_called[back])) continue;
+      const uint32_t head = target(s);
+      if (head > back) continue;
+      std::vector<bool> in_set(in_called);
+      for (uint32_t pc = head; pc <= back; ++pc) in_set[pc] = true;
+      const ScalarFlow f = written_before(head, in_set);
+      Regs written, early;
+      for (uint32_t pc = 0; pc < n_; ++pc)
+        if (f.reach[pc]) {
+          written |= uses_[pc].swrite;
+          early |= uses_[pc].sread & ~f.win[pc];
+        }
+      const Regs bad = written & early & (back + 1 < n_ ? sin_[back + 1] : Regs{});
+      for (uint32_t r = 0; r < isa::kMaxSRegs; ++r)
+        if (bad.test(r))
+          ok =
+              refuse(s.span, g,
+                     "s" + std::to_string(r) +
+                         " carries a value from one iteration of the loop "
+                         "of lines " +
+                         std::to_string(ins_[head]->span.line) + "-" + std::to_string(s.span.line) +
+                         " to the next and is read after it: a part's pass runs the loop only "
+                         "while that part's lanes do",
+                     "wave.modesel.safe");
     }
     return ok;
   }
@@ -1104,6 +1187,7 @@ class Pass {
   std::vector<uint32_t> first_pc_, end_pc_;  // per statement: its PCs [first, end)
   std::vector<size_t> eidx_;                 // per statement: its first expanded statement
   std::vector<size_t> match_;                // per statement: the end of its block
+  std::vector<bool> as_written_;  // per PC: an instruction as written (not from if or loop)
   std::unordered_map<std::string, uint32_t> label_pc_;
   std::set<std::string> labels_;  // the program's labels
   std::vector<Uses> uses_;
@@ -1115,6 +1199,7 @@ class Pass {
   const Ctx* main_ = nullptr;
   std::vector<std::vector<uint32_t>> lsucc_;
   std::vector<Regs> in_, out_;
+  std::vector<Regs> sin_;  // scalar registers live before each PC
   std::vector<bool> kill_;
   std::vector<uint32_t> need_;
   std::vector<Segment> segs_;
