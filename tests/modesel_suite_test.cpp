@@ -116,6 +116,20 @@ void run_suite_through(passes::Strategy strategy, const char* name) {
         harness::TestFile copy = orig;
         copy.id = t.id + kTransformed;
         copy.source = text::print(*r.program);
+        // wave.modesel.output: the output validates, and the pass changes nothing in it.
+        host::LoadOptions opt = runners::load_options(s.request());
+        opt.host = t.host;
+        auto again = host::load(copy.source, opt);
+        if (!again.loaded) {
+          ADD_FAILURE() << name << ": " << t.path << ": the output does not load:\n"
+                        << again.diags.format("output") << copy.source;
+          continue;
+        }
+        auto r2 = passes::modesel(again.loaded->ast, again.loaded->config, 0, strategy);
+        EXPECT_TRUE(r2.program && *r2.program == again.loaded->ast)
+            << name << ": " << t.path << ": not idempotent:\n"
+            << copy.source << "\nbecomes\n"
+            << (r2.program ? text::print(*r2.program) : r2.diags.format("output"));
         if (s.simd != c.simd) runs.tests.push_back(std::move(orig));
         runs.tests.push_back(std::move(copy));
       }

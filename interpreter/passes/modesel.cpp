@@ -182,6 +182,7 @@ class Pass {
     map_statements();
     contexts();
     liveness();
+    normalized_needs();
     segments();
     form_groups();
     bool ok = true;
@@ -254,7 +255,12 @@ class Pass {
       for (const auto& l : t.labels) entry_refs_.insert(l);
   }
 
-  uint32_t target(const Stmt& s) const { return label_pc_.at(s.operands.back().name); }
+  // The PC a branch or call names (n_ if the label is not there).
+  uint32_t target(const Stmt& s) const { return pc_of(s.operands.back().name); }
+  uint32_t pc_of(const std::string& label) const {
+    auto it = label_pc_.find(label);
+    return it == label_pc_.end() ? n_ : it->second;
+  }
 
   // The code a `call` or `vcall` enters (trap.vector: any entry of any table).
   std::vector<uint32_t> callees(const Stmt& s) const {
@@ -263,7 +269,7 @@ class Pass {
       t.push_back(target(s));
     } else if (s.op == Op::VCall) {
       for (const auto& v : p_.vtables)
-        for (const auto& l : v.labels) t.push_back(label_pc_.at(l));
+        for (const auto& l : v.labels) t.push_back(pc_of(l));
     }
     std::erase_if(t, [&](uint32_t x) { return x >= n_; });
     return t;
@@ -408,7 +414,7 @@ class Pass {
           exit_falls[pc] = true;
       }
     for (uint32_t pc = 0; pc < n_; ++pc)
-      if (!seen[pc]) under[pc] = exit_falls[pc] = true;
+      if (!seen[pc]) under[pc] = true;  // (and an exit no code reaches goes nowhere)
     // `ret` goes back to the instruction after every call of its function.
     std::vector<std::set<uint32_t>> ret_sites(n_);
     for (const auto& c : ctxs_)
@@ -522,6 +528,98 @@ class Pass {
     return out;
   }
 
+  // ---- needs of the statements (wave.modesel.need) -------------------------------
+  // The need of each statement: the most any of its instructions needs.
+  std::vector<uint32_t> statement_needs() const {
+    std::vector<uint32_t> out(p_.stmts.size(), 0);
+    for (size_t i = 0; i < p_.stmts.size(); ++i)
+      for (uint32_t pc = first_pc_[i]; pc < end_pc_[i] && pc < n_; ++pc)
+        out[i] = std::max(out[i], need_[pc]);
+    return out;
+  }
+
+  // Needs only, for the normalised program of normalized_needs().
+  std::vector<uint32_t> needs_only() {
+    e_ = valid::expand(p_);
+    map_statements();
+    contexts();
+    liveness();
+    return statement_needs();
+  }
+
+  // The body of a block the pass generated, [first, end) in statements: the first
+  // copy of `duplicate` (up to the `or`s of exec into the accumulator), or the BODY
+  // of the software loop (up to its `or`, `mov` and `cbr`); the whole block's
+  // inside if it has neither shape.
+  std::pair<size_t, size_t> generated_body(size_t i, size_t j) const {
+    const std::string& name = p_.stmts[i].label;
+    auto find = [&](const std::string& l) {
+      for (size_t k = i + 1; k < j; ++k)
+        if (p_.stmts[k].kind == StmtKind::Label && p_.stmts[k].label == l) return k;
+      return j;
+    };
+    auto is_instr = [&](size_t k, Op op) {
+      return p_.stmts[k].kind == StmtKind::Instr && p_.stmts[k].op == op;
+    };
+    const size_t top = find(name + "_top"), next = find(name + "_next");
+    if (top < next && next < j && next >= top + 4 && is_instr(next - 3, Op::Or) &&
+        is_instr(next - 2, Op::Mov) && is_instr(next - 1, Op::Cbr))
+      return {top + 1, next - 3};
+    const size_t p0 = find(name + "_p0"), s0 = find(name + "_s0");
+    if (p0 < s0 && s0 < j) {
+      size_t end = s0;
+      while (end > p0 + 1 && is_instr(end - 1, Op::Or) && p_.stmts[end - 1].operands.size() == 3 &&
+             is_exec(p_.stmts[end - 1].operands[2].value))
+        --end;
+      return {p0 + 1, end};
+    }
+    return {i + 1, j};
+  }
+
+  // wave.modesel.need on the program as it would be with no region: the markers of
+  // the regions at the top level dropped (each lane runs a region's body once, as
+  // in normal mode) and each generated block replaced by the group it came from
+  // (its first copy, or the software loop's body). So a group's transformation
+  // changes no other segment's need, and the pass is idempotent
+  // (wave.modesel.output).
+  void normalized_needs() {
+    Program q = p_;
+    q.stmts.clear();
+    const size_t ns = p_.stmts.size();
+    std::vector<std::vector<size_t>> from(ns);  // statement -> its copies in q
+    auto copy = [&](size_t k) {
+      from[k].push_back(q.stmts.size());
+      q.stmts.push_back(p_.stmts[k]);
+    };
+    int depth = 0;
+    for (size_t i = 0; i < ns; ++i) {
+      const Stmt& s = p_.stmts[i];
+      if (depth == 0) {
+        if (auto j = generated_block(i)) {
+          const auto [b, e] = generated_body(i, *j);
+          for (size_t k = b; k < e; ++k) copy(k);
+          i = *j;
+          continue;
+        }
+        if (s.kind == StmtKind::Instr && s.op == Op::SubvBegin)
+          if (auto j = region_end(i)) {
+            for (size_t k = i + 1; k < *j; ++k) copy(k);
+            i = *j;
+            continue;
+          }
+      }
+      if (s.kind == StmtKind::If || s.kind == StmtKind::Loop) ++depth;
+      if (s.kind == StmtKind::EndIf || s.kind == StmtKind::EndLoop) --depth;
+      copy(i);
+    }
+    ModeselResult unused;
+    Pass sub(q, cfg_, strategy_, unused);
+    const std::vector<uint32_t> qneed = sub.needs_only();
+    stmt_need_.assign(ns, 0);
+    for (size_t i = 0; i < ns; ++i)
+      for (size_t k : from[i]) stmt_need_[i] = std::max(stmt_need_[i], qneed[k]);
+  }
+
   // ---- segments (wave.modesel.segments) -------------------------------------------
   bool reached_main(size_t i) const {
     const uint32_t pc = first_pc_[i];
@@ -570,7 +668,7 @@ class Pass {
       s.kind = std::move(kind);
       s.first = a;
       s.last = b;
-      for (uint32_t pc = first_pc_[a]; pc < end_pc_[b]; ++pc) s.need = std::max(s.need, need_[pc]);
+      for (size_t i = a; i <= b; ++i) s.need = std::max(s.need, stmt_need_[i]);
       segs_.push_back(std::move(s));
     };
     for (size_t i = 0; i < ns;) {
@@ -600,8 +698,7 @@ class Pass {
       } else if (chunk_open && s.kind != StmtKind::Label) {
         Segment& c = segs_.back();  // the chunk goes on
         c.last = end;
-        for (uint32_t pc = first_pc_[i]; pc < end_pc_[end]; ++pc)
-          c.need = std::max(c.need, need_[pc]);
+        for (size_t k = i; k <= end; ++k) c.need = std::max(c.need, stmt_need_[k]);
       } else {
         add("chunk", i, end);
         chunk_open = true;
@@ -1202,6 +1299,7 @@ class Pass {
   std::vector<Regs> sin_;  // scalar registers live before each PC
   std::vector<bool> kill_;
   std::vector<uint32_t> need_;
+  std::vector<uint32_t> stmt_need_;  // per statement, from normalized_needs()
   std::vector<Segment> segs_;
   std::vector<Group> groups_;
   uint32_t block_no_ = 1;
