@@ -1042,8 +1042,8 @@ class Pass {
       if (bad)
         return refuse(s.span, g,
                       "'" + mnemonic(s) +
-                          "' uses or leaves a mask-stack entry opened outside the "
-                          "group",
+                          "' unbalances the mask stack: a group neither leaves an entry open "
+                          "nor uses one opened before it",
                       "wave.valid.balance");
     }
     return true;
