@@ -4,8 +4,13 @@
 //   contexts   valid.flow.calls: main, handler and function code, with the abstract
 //              mask stack at each PC (as the validator computes it);
 //   liveness   wave.modesel.need: backward, over a graph where calls go to the
-//              called code and `ret` to the instruction after every call;
-//   groups     wave.modesel.threshold, checked by wave.modesel.safe/.shared;
+//              called code and `ret` to the instruction after every call; the
+//              needs of segments are taken on the program without its regions
+//              (normalized_needs), which makes the pass idempotent;
+//   groups     wave.modesel.threshold, checked by wave.modesel.safe/.shared (and
+//              three checks the clause's list lacks: a jmp loop, a scalar a loop
+//              carries past its end, a read of exec; plus wave.valid.nest and
+//              wave.valid.balance, which the output must meet);
 // then each group is rewritten with the chosen strategy (wave.modesel.strategy).
 #include "passes/modesel.h"
 
@@ -898,10 +903,6 @@ class Pass {
     return ok;
   }
 
-  // A scalar register both read before being written and written in the group:
-  // the second part's pass would read what the first wrote. "Before" is along some
-  // path from the group's start (through the code it calls); a write counts
-  // whatever exec is (alu.form.scalar).
   // Must-written scalars (forward): for each PC that `entry` reaches inside `in_set`,
   // the scalar registers every path from `entry` has written before it. Calls go
   // into the code they call; an exit goes on (the other parts' lanes are live).
