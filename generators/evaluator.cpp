@@ -59,6 +59,7 @@ class Checker {
     if (p.input.size() > p.threads()) fail("more input values than threads");
     block(p.main, 0);
     for (const auto& f : p.functions) block(f, 0);
+    if (std::string d = region_problem(p); !d.empty()) fail(d);
     const uint32_t mlimit = p.mask_depth ? p.mask_depth : kDefaultMaskDepth;
     const uint32_t climit = p.call_depth ? p.call_depth : kDefaultCallDepth;
     if (error_.empty() && mask_need(p) > mlimit)
@@ -154,6 +155,13 @@ class Checker {
       case Kind::Exit:
         if (!s.raw) cond(s.cond);
         break;
+      case Kind::Region:  // lane-local bodies only (oracle.model.regions)
+        block(s.body, 0);
+        break;
+      case Kind::SharedAlu:
+        operand(s.a);
+        if (!spec::is_unary(s.op)) operand(s.b);
+        break;
       default:  // Call, Jump (its body never runs), Nop
         break;
     }
@@ -170,7 +178,7 @@ enum class Flow { Next, Break, Continue, Exit };
 class Lane {
  public:
   Lane(const Program& p, uint32_t t, std::vector<uint8_t>& scratch)
-      : p_(p), t_(t), lane_(t % p.wave), gwarp_(t / p.wave), scratch_(scratch), v_(kVregs, 0) {}
+      : p_(p), t_(t), lane_(t % p.wave), gwarp_(t / p.wave), scratch_(scratch), v_(p.vregs(), 0) {}
 
   // Runs the prologue and main; false if the thread exited.
   bool run() {
@@ -210,7 +218,9 @@ class Lane {
       case Operand::K::Special:
         return special(o.v);
       case Operand::K::Scalar:
-        return 0;  // refused by the checker
+        return 0;               // refused by the checker
+      case Operand::K::Shared:  // written before read in its region (oracle.model.regions)
+        return vr(kSharedBase + std::max(0, o.v) % kSharedRegs);
     }
     return 0;
   }
@@ -234,6 +244,22 @@ class Lane {
     return vr(1) + off;
   }
 
+  // The value of `op dst, a, b` (division through an odd divisor, oracle.model.div).
+  uint32_t alu_value(const Stmt& s) {
+    if (spec::is_unary(s.op)) return alu(s.op, value(s.a), 0);
+    if (spec::is_division(s.op)) {
+      uint32_t divisor;
+      if (s.b.k == Operand::K::Imm) {
+        divisor = static_cast<uint32_t>(s.b.v | 1);
+      } else {
+        vr(kDivTemp) = value(s.b) | 1;  // or v20, b, 1
+        divisor = vr(kDivTemp);
+      }
+      return alu(s.op, value(s.a), divisor);
+    }
+    return alu(s.op, value(s.a), value(s.b));
+  }
+
   Flow block(const std::vector<Stmt>& b, int fn, int depth) {
     for (const auto& s : b) {
       Flow f = stmt(s, fn, depth);
@@ -245,20 +271,7 @@ class Lane {
   Flow stmt(const Stmt& s, int fn, int depth) {
     switch (s.kind) {
       case Kind::Alu:
-        if (spec::is_unary(s.op)) {
-          data(s.dst) = alu(s.op, value(s.a), 0);
-        } else if (spec::is_division(s.op)) {
-          uint32_t divisor;
-          if (s.b.k == Operand::K::Imm) {
-            divisor = static_cast<uint32_t>(s.b.v | 1);
-          } else {
-            vr(kDivTemp) = value(s.b) | 1;  // or v20, b, 1
-            divisor = vr(kDivTemp);
-          }
-          data(s.dst) = alu(s.op, value(s.a), divisor);
-        } else {
-          data(s.dst) = alu(s.op, value(s.a), value(s.b));
-        }
+        data(s.dst) = alu_value(s);
         return Flow::Next;
       case Kind::Select: {
         const bool c = cond(s.cond);
@@ -349,6 +362,13 @@ class Lane {
       }
       case Kind::Jump:  // jmp over the body: it never runs
       case Kind::Nop:
+        return Flow::Next;
+      // wave.union: a lane-local region runs once for the thread, in its part's
+      // pass; its shared temporaries are written before they are read there.
+      case Kind::Region:
+        return block(s.body, fn, depth);
+      case Kind::SharedAlu:
+        vr(kSharedBase + std::max(0, s.slot) % kSharedRegs) = alu_value(s);
         return Flow::Next;
       default:
         error_ = "lanes communicate";

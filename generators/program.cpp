@@ -64,7 +64,7 @@ std::string_view kind_name(Kind k) {
       "shfl_xor",     "readlane",   "ballot",      "vote",          "shared_store", "shared_load",
       "exchange",     "scalar_alu", "pred_op",     "scalar_load",   "skip",         "jump",
       "counted_loop", "recurse",    "exec_narrow", "barrier",       "nop",          "trap",
-      "spin",         "atomic",     "sys"};
+      "spin",         "atomic",     "sys",         "region",        "shared_alu"};
   static_assert(std::size(names) == static_cast<size_t>(Kind::kCount));
   return names[static_cast<size_t>(k)];
 }
@@ -272,8 +272,9 @@ class Printer {
     if (p.mask_depth) out_ += ".mask_depth " + std::to_string(p.mask_depth) + "\n";
     if (p.call_depth) out_ += ".call_depth " + std::to_string(p.call_depth) + "\n";
     if (p.stack) out_ += ".stack " + std::to_string(p.stack) + "\n";
-    out_ += ".vregs " + std::to_string(kVregs) + "\n";
+    out_ += ".vregs " + std::to_string(p.vregs()) + "\n";
     out_ += ".sregs " + std::to_string(kSregs) + "\n";
+    if (p.vshared) out_ += ".vshared " + std::to_string(kSharedBase) + "\n";  // wave.shared
     // Generated programs run well under this; a faulty implementation that runs
     // away is stopped quickly (oracle.model.print).
     out_ += ".max_steps 1000000\n";
@@ -418,6 +419,8 @@ class Printer {
       }
       case Operand::K::Scalar:
         return sreg(kScalarAcc);
+      case Operand::K::Shared:
+        return vreg(kSharedBase + std::max(0, o.v) % kSharedRegs);
     }
     return "0";
   }
@@ -657,10 +660,12 @@ class Printer {
         line("ld " + d + ", slm[v24]", &s);
         line("bar", &s);
         break;
-      case Kind::ScalarAlu:
-        alu(s, sreg(kScalarAcc), sreg(kScalarDiv));
-        if (s.accumulate) line("add " + d + ", " + d + ", s5", &s);
+      case Kind::ScalarAlu: {
+        const std::string r = sreg(s.region_scalar ? kRegionScalar : kScalarAcc);
+        alu(s, r, sreg(kScalarDiv));
+        if (s.accumulate) line("add " + d + ", " + d + ", " + r, &s);
         break;
+      }
       case Kind::PredOp: {
         const std::string a = (s.cond.negate ? "!" : "") + pred(s.cond.pred);
         if (s.op == "pmov") {
@@ -674,8 +679,9 @@ class Printer {
       }
       case Kind::ScalarLoad: {
         const std::string m = scalar_load_operand(s);
-        line(std::string(load_mnemonic(s.width)) + " s5, " + m, &s);
-        if (s.accumulate) line("add " + d + ", " + d + ", s5", &s);
+        const std::string r = sreg(s.region_scalar ? kRegionScalar : kScalarAcc);
+        line(std::string(load_mnemonic(s.width)) + " " + r + ", " + m, &s);
+        if (s.accumulate) line("add " + d + ", " + d + ", " + r, &s);
         break;
       }
       case Kind::Skip: {
@@ -752,6 +758,12 @@ class Printer {
       case Kind::Sys:
         line("sys " + opnd(s.a), &s);
         break;
+      case Kind::Region:
+        region(s, fn, dep);
+        break;
+      case Kind::SharedAlu:
+        alu(s, vreg(kSharedBase + std::max(0, s.slot) % kSharedRegs), vreg(kDivTemp));
+        break;
       case Kind::Spin: {
         const std::string l = fresh_label();
         if (s.raw)
@@ -770,6 +782,55 @@ class Printer {
       case Kind::kCount:
         break;
     }
+  }
+
+  // oracle.model.regions: a region as subv.begin/subv.end (wave.enter,
+  // wave.exit), as two nops (normal mode at the same PCs), or as the software
+  // loop of wave.soft.loop around its body, with sH = s60 and sL = s61.
+  void region(const Stmt& s, int fn, Depths dep) {
+    if (p_.region_form == Program::RegionForm::Hardware ||
+        p_.region_form == Program::RegionForm::Nops) {
+      const bool hw = p_.region_form == Program::RegionForm::Hardware;
+      line(hw ? "subv.begin" : "nop", &s);
+      nested(s.body, fn, dep);
+      line(hw ? "subv.end" : "nop", &s);
+      return;
+    }
+    if (p_.region_form == Program::RegionForm::SoftwareSource) {
+      const std::string ss = sreg(kSoftHigh), st = sreg(kSoftLow);
+      const std::string top = fresh_label(), fin = fresh_label();
+      line("mov " + ss + ", %exec_hi", &s);  // save the high half
+      line("mov %exec_hi, 0", &s);           // the low half runs first
+      label(top);
+      nested(s.body, fn, dep);
+      line("mov " + st + ", %exec_lo", &s);  // the low half's leftover
+      line("mov %exec_lo, 0", &s);
+      line("cbr pt, " + fin, &s);  // exec_hi not 0: the high pass has ended
+      line("mov %exec_hi, " + ss, &s);
+      line("mov " + ss + ", " + st, &s);
+      line("cbr pt, " + top, &s);
+      label(fin);
+      line("mov %exec_lo, " + ss, &s);
+      return;
+    }
+    const std::string sh = sreg(kSoftHigh), sl = sreg(kSoftLow);
+    const std::string top = fresh_label(), next = fresh_label(), fin = fresh_label();
+    line("mov " + sh + ", %exec_hi", &s);  // the high half, run second
+    line("mov " + sl + ", 0", &s);         // what the low half's pass leaves
+    line("mov %exec_hi, 0", &s);           // exec = the low half
+    line("cbr pt, " + top, &s);            // low half not empty: run it
+    line("jmp " + next, &s);
+    label(top);
+    nested(s.body, fn, dep);
+    line("or " + sl + ", " + sl + ", %exec_lo", &s);  // the low pass's leftover
+    line("mov %exec_lo, 0", &s);                      // exec = exec_hi
+    line("cbr pt, " + fin, &s);                       // the high pass left lanes: done
+    label(next);
+    line("mov %exec_hi, " + sh, &s);  // the high half's turn, if it has lanes
+    line("mov " + sh + ", 0", &s);    // and never again
+    line("cbr pt, " + top, &s);
+    label(fin);
+    line("mov %exec_lo, " + sl, &s);  // exec = union of what the passes left
   }
 
   // ScalarLoad's memory operand (oracle.model.memory): a word of `in` (read-only),
@@ -989,6 +1050,180 @@ uint32_t counter_init(int word) {
   static constexpr uint32_t init[] = {0,           0xffffffffu, 0,           0,
                                       0x7fffffffu, 0x80000000u, 0xffffffffu, 0};
   return init[word];
+}
+
+uint32_t Program::vregs() const {
+  return vshared || uses_shared_temps(*this) ? kSharedBase + kSharedRegs : kVregs;
+}
+
+std::vector<const Operand*> operands_read(const Stmt& s) {
+  std::vector<const Operand*> out;
+  out.reserve(4);
+  auto cond = [&] {
+    if (s.cond.reuse) return;
+    out.push_back(&s.cond.a);
+    out.push_back(&s.cond.b);
+  };
+  switch (s.kind) {
+    case Kind::Alu:
+    case Kind::ScalarAlu:
+    case Kind::SharedAlu:
+      out.push_back(&s.a);
+      if (!(s.op == "mov" || s.op == "not" || s.op == "popc")) out.push_back(&s.b);
+      break;
+    case Kind::Select:
+      cond();
+      out.push_back(&s.a);
+      out.push_back(&s.b);
+      break;
+    case Kind::StoreScratch:
+    case Kind::Exchange:
+    case Kind::Sys:
+      out.push_back(&s.a);
+      break;
+    case Kind::If:
+    case Kind::Break:
+    case Kind::Continue:
+    case Kind::Ballot:
+    case Kind::Vote:
+    case Kind::Skip:
+      cond();
+      break;
+    case Kind::Exit:
+      if (!s.raw) cond();
+      break;
+    case Kind::Loop:
+      if (s.limit_reg) out.push_back(&s.a);
+      break;
+    case Kind::Shfl:
+      out.push_back(&s.b);
+      break;
+    case Kind::SharedStore:
+      out.push_back(&s.a);
+      if (s.slot % 2) out.push_back(&s.b);
+      break;
+    case Kind::SharedLoad:
+      if (s.slot % 2) out.push_back(&s.b);
+      break;
+    case Kind::Atomic:
+      if (atomic_takes_operand(s.op)) out.push_back(&s.a);
+      if (s.slot != kCounterSlot && s.slot % 2) out.push_back(&s.b);
+      break;
+    case Kind::Trap:
+      out.push_back(&s.a);
+      out.push_back(&s.b);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+bool uses_shared_temp(const Stmt& s) {
+  if (s.kind == Kind::SharedAlu) return true;
+  for (const Operand* o : operands_read(s))
+    if (o->k == Operand::K::Shared) return true;
+  return false;
+}
+
+bool uses_shared_temps(const Program& p) {
+  return any_statement(p, [](const Stmt& s) { return uses_shared_temp(s); });
+}
+
+namespace {
+
+bool exec_special(const Operand& o) {
+  return o.k == Operand::K::Special && (o.v == static_cast<int32_t>(isa::Special::Exec) ||
+                                        o.v == static_cast<int32_t>(isa::Special::ExecLo) ||
+                                        o.v == static_cast<int32_t>(isa::Special::ExecHi));
+}
+
+// oracle.model.regions: what in a region's body (at nesting `depth`) breaks the
+// model; `ready` holds the shared temporaries the region's top level has written.
+std::string region_body_problem(const std::vector<Stmt>& b, unsigned& ready, int depth) {
+  for (const Stmt& s : b) {
+    switch (s.kind) {
+      case Kind::Alu:
+      case Kind::Select:
+      case Kind::LoadInput:
+      case Kind::StoreScratch:
+      case Kind::LoadScratch:
+      case Kind::If:
+      case Kind::Loop:
+      case Kind::Break:
+      case Kind::Continue:
+      case Kind::Exit:
+      case Kind::PredOp:
+      case Kind::Nop:
+      case Kind::Jump:
+      case Kind::ScalarAlu:
+      case Kind::ScalarLoad:
+      case Kind::SharedAlu:
+        break;
+      default:
+        return "a " + std::string(kind_name(s.kind)) + " statement in a region";
+    }
+    for (const Operand* o : operands_read(s)) {
+      // wave.modesel.safe: a scalar read before the region writes it would see the
+      // previous pass's value (s5 is read only by the add after its own write).
+      if (o->k == Operand::K::Scalar) return "s5 read in a region";
+      if (exec_special(*o)) return "%exec read in a region";
+      if (o->k == Operand::K::Shared && !((ready >> (std::max(0, o->v) % kSharedRegs)) & 1))
+        return "v" + std::to_string(kSharedBase + std::max(0, o->v) % kSharedRegs) +
+               " read in a region before the region's top level writes it";
+    }
+    // Scalar results in s13, read only by their own add: s5 could be read after the
+    // region, where a pass's last write (one whose loop ran for some parts only)
+    // need not be normal mode's.
+    if ((s.kind == Kind::ScalarAlu || s.kind == Kind::ScalarLoad) && !s.region_scalar)
+      return "a scalar statement in a region writes s5";
+    // Every active lane writes it: later statements may read it.
+    if (s.kind == Kind::SharedAlu && depth == 0) ready |= 1u << (std::max(0, s.slot) % kSharedRegs);
+    for (const auto* child : {&s.body, &s.other, &s.again}) {
+      unsigned inner = ready;
+      if (auto d = region_body_problem(*child, inner, depth + 1); !d.empty()) return d;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string region_problem(const Program& p) {
+  auto nested_region = [](const std::vector<Stmt>& b) {
+    return any_statement(b, [](const Stmt& s) { return s.kind == Kind::Region; });
+  };
+  auto shared = [](const std::vector<Stmt>& b) {
+    return any_statement(b, [](const Stmt& s) { return uses_shared_temp(s); });
+  };
+  for (const auto& f : p.functions)
+    if (nested_region(f) || shared(f)) return "a function has a region or a shared temporary";
+  for (const Stmt& s : p.main) {
+    if (s.kind == Kind::Region) {
+      unsigned ready = 0;
+      if (auto d = region_body_problem(s.body, ready, 0); !d.empty()) return d;
+      continue;
+    }
+    if (s.kind == Kind::SharedAlu || uses_shared_temp(s) || shared(s.body) || shared(s.other) ||
+        shared(s.again))
+      return "a shared temporary outside the regions";
+    if (nested_region(s.body) || nested_region(s.other) || nested_region(s.again))
+      return "a region below the top level of main";
+  }
+  return "";
+}
+
+Program without_regions(const Program& p) {
+  Program q = p;
+  q.vshared = false;
+  q.main.clear();
+  for (const Stmt& s : p.main) {
+    if (s.kind == Kind::Region)
+      q.main.insert(q.main.end(), s.body.begin(), s.body.end());
+    else
+      q.main.push_back(s);
+  }
+  return q;
 }
 
 bool raises(const Program& p) {

@@ -40,6 +40,17 @@ inline constexpr int kCountedPred = 8;   // p8: counted-loop back-edge condition
 inline constexpr int kRecursePred = 12;  // p12: recursion guard
 inline constexpr int kVotePred = 14;     // p14: vote results
 inline constexpr int kGuardPred = 15;    // p15: loop guards
+// Mixed-wave-size programs (oracle.model.regions): the shared temporaries
+// v64-v67, declared shared with `.vshared 64` (wave.shared) above every register
+// the rest of the program uses; the program then has `.vregs 68`. The software
+// loop's scalars sH and sL (wave.soft.loop) are s60 and s61, which no statement uses.
+inline constexpr int kSharedBase = 64;
+inline constexpr int kSharedRegs = 4;
+// s13: the result of scalar statements in a region within the model, read only by
+// the add right after its write (a region's s5 could be read after it, wave.scalar).
+inline constexpr int kRegionScalar = 13;
+inline constexpr int kSoftHigh = 60;
+inline constexpr int kSoftLow = 61;
 // The lowered warp-wide atomic (Program::lower_warp_atomics): v23 its operand, v22
 // the per-lane result, s21 the lowest active lane, s22/s23/s12 its computation,
 // p13 the lane test.
@@ -101,8 +112,9 @@ enum class Notation : uint8_t {
 
 struct Operand {
   // Reg: data register `v` (index mod nregs); Imm: the value `v`; Lane: %lane;
-  // Special: the uniform special register with isa::Special index `v`; Scalar: s5.
-  enum class K : uint8_t { Reg, Imm, Lane, Special, Scalar } k = K::Imm;
+  // Special: the uniform special register with isa::Special index `v`; Scalar: s5;
+  // Shared: the shared temporary v(64 + v mod 4) (oracle.model.regions).
+  enum class K : uint8_t { Reg, Imm, Lane, Special, Scalar, Shared } k = K::Imm;
   int32_t v = 0;
   Notation notation = Notation::Dec;  // Imm only
   bool operator==(const Operand&) const = default;
@@ -178,6 +190,9 @@ enum class Kind : uint8_t {
   Atomic,  // [address as SharedStore;] atom.OP|watom.OP dst, shared[...], a (cas: 0, a)
   // Version 4:
   Sys,  // sys A (A uniform): a system call with the code A (trap.sys)
+  // Version 5 (oracle.model.regions):
+  Region,     // subv.begin; body; subv.end   (top level of main only)
+  SharedAlu,  // op v(64 + slot), a[, b]: a write of a shared temporary
   kCount
 };
 std::string_view kind_name(Kind k);
@@ -194,18 +209,21 @@ struct Stmt {
   int dst = 0;     // data register index (PredOp: destination predicate)
   Operand a, b;
   Cond cond;
-  int slot = 0;  // scratch slot, function index, lane, xor mask, shared address mode, trap kind
-  bool has_else = false;     // If
-  bool limit_reg = false;    // Loop: trip count from (a & 7) instead of the immediate limit
-  int limit = 0;             // Loop, CountedLoop: immediate trip count
-  bool raw = false;          // If, Loop, Break, Continue, Exit, Spin: as primitives
-  Width width = Width::W32;  // StoreScratch, LoadScratch, ScalarLoad
-  int offset = 0;            // memory: byte offset inside the word (aligned to the width)
-  int neg = 0;               // memory: > 0 prints the address as (v18 - neg), v18 = address + neg
-  bool accumulate = false;   // ScalarAlu, ScalarLoad: add s5 into dst; PredOp: select into dst
-  uint64_t mask = 0;         // ExecNarrow: lanes kept
-  int p2 = 0;                // PredOp: second source predicate
-  bool n2 = false;           // PredOp: second source negated
+  // scratch slot, function index, lane, xor mask, shared address mode, trap kind,
+  // shared temporary (SharedAlu)
+  int slot = 0;
+  bool has_else = false;       // If
+  bool limit_reg = false;      // Loop: trip count from (a & 7) instead of the immediate limit
+  int limit = 0;               // Loop, CountedLoop: immediate trip count
+  bool raw = false;            // If, Loop, Break, Continue, Exit, Spin: as primitives
+  Width width = Width::W32;    // StoreScratch, LoadScratch, ScalarLoad
+  int offset = 0;              // memory: byte offset inside the word (aligned to the width)
+  int neg = 0;                 // memory: > 0 prints the address as (v18 - neg), v18 = address + neg
+  bool accumulate = false;     // ScalarAlu, ScalarLoad: add s5 into dst; PredOp: select into dst
+  uint64_t mask = 0;           // ExecNarrow: lanes kept
+  bool region_scalar = false;  // ScalarAlu, ScalarLoad: the result in s13, not s5
+  int p2 = 0;                  // PredOp: second source predicate
+  bool n2 = false;             // PredOp: second source negated
   // If: `again` runs after a second `invert`, on the lanes of the first side that
   // are still there (branch.invert); an if with it is always printed raw.
   std::vector<Stmt> body, other, again;
@@ -258,12 +276,29 @@ struct Program {
   // The launch's host script (trap.host): not part of the text; run with it
   // (host::LoadOptions::host), and a regression test carries it as [[host]].
   std::vector<syntax::HostStep> host;
+  // oracle.model.regions: `.vshared 64` (the shared temporaries are shared,
+  // wave.shared); without it they are private registers like the others.
+  bool vshared = false;
+  // How Region statements print: as a sub-vector region (subv.begin ... subv.end);
+  // as `nop` in place of subv.begin and subv.end (normal mode, the same PCs: the
+  // mode-equivalence oracle); as the software loop of wave.soft.loop around the
+  // body (the software-loop oracle); or as the one-scalar sequence of
+  // wave.soft.source (sS = s60, sT = s61), which agrees only sometimes.
+  enum class RegionForm : uint8_t {
+    Hardware,
+    Nops,
+    Software,
+    SoftwareSource
+  } region_form = RegionForm::Hardware;
   std::vector<Stmt> main;
   std::vector<std::vector<Stmt>> functions;
   bool operator==(const Program&) const = default;
 
   uint32_t threads() const { return wave * warps * workgroups; }
   uint32_t simd_width() const { return simd ? simd : wave; }
+  // Vector registers per lane (`.vregs`): 68 when the shared temporaries are
+  // used or declared (oracle.model.regions), else 64.
+  uint32_t vregs() const;
 };
 
 // Where each statement's own instructions landed in the printed program
@@ -285,6 +320,20 @@ bool communicates(const Program& p);
 // Whether a body or a program has a statement of kind k, nested ones included.
 bool uses(const std::vector<Stmt>& b, Kind k);
 bool uses(const Program& p, Kind k);
+// The operands statement s prints (and so reads), by kind.
+std::vector<const Operand*> operands_read(const Stmt& s);
+// Whether a statement reads or writes a shared temporary, and whether p has any.
+bool uses_shared_temp(const Stmt& s);
+bool uses_shared_temps(const Program& p);
+// oracle.model.regions: "" if p is a mixed-wave-size program within the model
+// (regions only at the top level of main, with lane-local bodies whose scalar
+// writes are never read before them and whose shared temporaries are written
+// before they are read, at the region's own top level, and are not used outside
+// regions), else what breaks the model.
+std::string region_problem(const Program& p);
+// The program with every region replaced by its body and no `.vshared`
+// (the shared temporaries become private registers): normal mode.
+Program without_regions(const Program& p);
 // Whether a trap statement of kind k appears in p.
 bool uses_trap(const Program& p, TrapKind k);
 // Whether a statement of p raises an event (trap or sys statements).

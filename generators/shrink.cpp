@@ -74,6 +74,16 @@ bool has_loop_control(const std::vector<Stmt>& b) {
   return false;
 }
 
+// A statement with its shared temporaries replaced by data registers of the same
+// numbers (nested statements too).
+void privatise(Stmt& s) {
+  if (s.kind == Kind::SharedAlu) s.kind = Kind::Alu, s.dst = s.slot;
+  for (Operand* o : {&s.a, &s.b, &s.cond.a, &s.cond.b})
+    if (o->k == Operand::K::Shared) o->k = Operand::K::Reg;
+  for (auto* b : {&s.body, &s.other, &s.again})
+    for (Stmt& t : *b) privatise(t);
+}
+
 void resize_input(Program& p) {
   if (!p.input.empty()) p.input.resize(p.threads(), 0);
 }
@@ -109,6 +119,15 @@ std::vector<Program> simplifications(const Program& p) {
         q.wave = w;
         resize_input(q);
       });
+  // A smaller wave with as many parts (wave.parts): the SIMD width shrinks with it.
+  if (p.simd)
+    for (uint32_t w : {2u, 4u, 8u, 16u, 32u})
+      if (w < p.wave && w >= p.wave / p.simd)
+        with([w](Program& q) {
+          q.simd = w / (q.wave / q.simd);
+          q.wave = w;
+          resize_input(q);
+        });
   if (p.policy != "round_robin")
     with([](Program& q) {
       q.policy = "round_robin";
@@ -117,6 +136,7 @@ std::vector<Program> simplifications(const Program& p) {
   if (p.mask_depth) with([](Program& q) { q.mask_depth = 0; });
   if (p.call_depth) with([](Program& q) { q.call_depth = 0; });
   if (p.simd) with([](Program& q) { q.simd = 0; });
+  if (p.vshared) with([](Program& q) { q.vshared = false; });
   if (p.cores > 1) with([](Program& q) { q.cores = 1; });
   // The trap chapter's parts: no handler, the default stack, fewer and plainer
   // host actions (oracle.shrink).
@@ -171,6 +191,18 @@ std::vector<Program> simplifications(const Program& p) {
         l.erase(l.begin() + static_cast<std::ptrdiff_t>(w.index));
         l.insert(l.begin() + static_cast<std::ptrdiff_t>(w.index), inner.begin(), inner.end());
       });
+  // oracle.shrink: a region unwrapped into normal code, its shared temporaries
+  // becoming the data registers of their numbers (a shared temporary outside a
+  // region is outside oracle.model.regions).
+  for (const auto& w : stmts)
+    with([&](Program& q) {
+      auto& l = list_at(q, w);
+      if (l[w.index].kind != Kind::Region) return;
+      std::vector<Stmt> inner = l[w.index].body;
+      for (Stmt& s : inner) privatise(s);
+      l.erase(l.begin() + static_cast<std::ptrdiff_t>(w.index));
+      l.insert(l.begin() + static_cast<std::ptrdiff_t>(w.index), inner.begin(), inner.end());
+    });
   // A loop becomes an if that is never taken: its body still runs once with no
   // active lane (branch.struct.empty), in fewer instructions. Memory and
   // cross-lane statements become plainer kinds.
@@ -237,6 +269,9 @@ std::vector<Program> simplifications(const Program& p) {
             break;
           case Kind::Sys:
             s.kind = Kind::Nop;
+            break;
+          case Kind::SharedAlu:  // a data register in place of the shared temporary
+            s.kind = Kind::Alu, s.dst = s.slot;
             break;
           default:
             break;

@@ -7,6 +7,7 @@
 #include <array>
 #include <bit>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -83,7 +84,15 @@ class WarpRun {
   };
 
   // ---- registers and operands ------------------------------------------------------
-  uint32_t& vr(int r, uint32_t l) { return w_.v[static_cast<size_t>(r) * W_ + l]; }
+  // wave.shared: in a pass of part p, lane p*simd + i of a shared register is the
+  // storage of lane i.
+  uint32_t& vr(int r, uint32_t l) {
+    if (r >= shared_base_ && shift_) {
+      if (l < shift_) throw Outside{"a shared register of a lane outside the current part"};
+      l -= shift_;
+    }
+    return w_.v[static_cast<size_t>(r) * W_ + l];
+  }
   int data(int i) const;
   uint32_t special(int32_t idx, Set E) const;
   uint32_t value(const Operand& o, uint32_t l, Set E);
@@ -172,6 +181,7 @@ class WarpRun {
   void alu(const Stmt& s, int dst, Set E);
   Set loop(const Stmt& s, int fn, Set E, Depths d);
   Set invoke(int f, Set E);
+  Set region(const Stmt& s, int fn, Set E, Depths d);
   void trap(const Stmt& s, Set E);
   void tick();
 
@@ -182,11 +192,16 @@ class WarpRun {
   const Set full_;
   std::vector<LoopFrame*> loops_;  // innermost last; a call starts an empty list
   uint64_t iterations_ = 0;
+  // wave.window: in a pass, the current part's lanes (every lane in normal mode)
+  // and its first lane; shared registers from shared_base_ (wave.shared).
+  Set window_;
+  uint32_t shift_ = 0;
+  int shared_base_;
 };
 
 class Launch {
  public:
-  Launch(const Program& p, bool reverse) : p_(p), reverse_(reverse) {
+  Launch(const Program& p, const EvalOptions& o) : p_(p), reverse_(o.reverse), opt_(o) {
     text_ = print(p, &layout_);
     W_ = p.wave;
     full_ = W_ == 64 ? ~0ull : (1ull << W_) - 1;
@@ -223,7 +238,7 @@ class Launch {
       w.wg = g / p.warps;
       w.local = g % p.warps;
       w.live = full_;  // state.init
-      w.v.assign(size_t{kVregs} * W_, 0);
+      w.v.assign(size_t{p.vregs()} * W_, 0);
     }
     arrived_.assign(p.workgroups, 0);
     st_.assign(n, St::Ready);
@@ -284,6 +299,7 @@ class Launch {
 
   // ---- called by warps -----------------------------------------------------------------
   const Program& program() const { return p_; }
+  const EvalOptions& options() const { return opt_; }
   const Layout& layout() const { return layout_; }
   uint32_t wave() const { return W_; }
   Set full() const { return full_; }
@@ -393,6 +409,7 @@ class Launch {
 
   const Program& p_;
   const bool reverse_;
+  const EvalOptions opt_;
   std::string text_;
   Layout layout_;
   uint32_t W_ = 0;
@@ -415,7 +432,13 @@ class Launch {
 // ---- WarpRun ----------------------------------------------------------------------------
 
 WarpRun::WarpRun(Launch& l, WarpState& w)
-    : L_(l), p_(l.program()), w_(w), W_(l.wave()), full_(l.full()) {}
+    : L_(l),
+      p_(l.program()),
+      w_(w),
+      W_(l.wave()),
+      full_(l.full()),
+      window_(l.full()),
+      shared_base_(l.program().vshared && !l.options().private_shared ? kSharedBase : INT32_MAX) {}
 
 int WarpRun::data(int i) const {
   return data_reg(p_, i);
@@ -440,12 +463,14 @@ uint32_t WarpRun::value(const Operand& o, uint32_t l, Set E) {
       return special(o.v, E);
     case Operand::K::Scalar:
       return w_.s[kScalarAcc];
+    case Operand::K::Shared:
+      return vr(kSharedBase + std::max(0, o.v) % kSharedRegs, l);
   }
   return 0;
 }
 
 uint32_t WarpRun::uniform(const Operand& o, Set E) {
-  if (o.k == Operand::K::Reg || o.k == Operand::K::Lane)
+  if (o.k == Operand::K::Reg || o.k == Operand::K::Lane || o.k == Operand::K::Shared)
     throw Outside{"a per-lane operand of a scalar statement"};
   return value(o, 0, E);
 }
@@ -466,7 +491,8 @@ Set WarpRun::cond(const Cond& c, Set E) {
 }
 
 // state.special.exec: a scalar write of %exec, %exec_lo or %exec_hi; bits of lanes
-// that are not live (or not below the wave size) are cleared.
+// that are not live (or not below the wave size) are cleared, and in a pass those
+// of the other parts (wave.exec).
 Set WarpRun::write_exec(Set E, isa::Special which, uint32_t v) const {
   Set e = E;
   if (which == isa::Special::Exec)
@@ -475,7 +501,7 @@ Set WarpRun::write_exec(Set E, isa::Special which, uint32_t v) const {
     e = (E & 0xffffffff00000000ull) | v;
   else
     e = (E & 0xffffffffull) | (Set{v} << 32);
-  return e & w_.live & full_;
+  return e & w_.live & full_ & window_;
 }
 
 uint32_t WarpRun::pc(const Stmt& s, size_t i) const {
@@ -711,6 +737,33 @@ Set WarpRun::loop(const Stmt& s, int fn, Set E, Depths d) {
   return E & w_.live;
 }
 
+// wave.enter, wave.exit, wave.union: a region with no active lane is skipped
+// (wave.skip); otherwise each part that holds a lane of E runs the body once, in
+// ascending order, with E's lanes of that part (scalar statements once per pass,
+// wave.scalar; events name whole-wave lanes); the set after the region is the
+// union of what the passes left. Lanes that exit leave for good (wave.exit.lanes).
+Set WarpRun::region(const Stmt& s, int fn, Set E, Depths d) {
+  if (E == 0) return E;
+  const uint32_t simd = p_.simd_width();
+  Set out = 0;
+  for (uint32_t q = 0; q * simd < W_; ++q) {
+    const Set part = (simd == 64 ? ~Set{0} : ((Set{1} << simd) - 1) << (q * simd)) & full_;
+    if ((E & part) == 0 && !L_.options().run_empty_parts) continue;
+    window_ = part;
+    shift_ = q * simd;
+    try {
+      out |= block(s.body, fn, E & part, d);
+    } catch (...) {
+      window_ = full_;
+      shift_ = 0;
+      throw;
+    }
+    window_ = full_;
+    shift_ = 0;
+  }
+  return out & w_.live;
+}
+
 // A call (branch.call) runs the function with the caller's active lanes; its
 // loops are its own. `ret` returns with whatever lanes are active then.
 Set WarpRun::invoke(int f, Set E) {
@@ -927,7 +980,7 @@ Set WarpRun::stmt_body(const Stmt& s, int fn, Set E, Depths d) {
       } else {
         throw Outside{"unknown ALU operation " + op};
       }
-      w_.s[kScalarAcc] = r;
+      w_.s[s.region_scalar ? kRegionScalar : kScalarAcc] = r;
       if (s.accumulate) vset(dst, E, [&](uint32_t l) { return vr(dst, l) + r; });
       return E;
     }
@@ -965,7 +1018,7 @@ Set WarpRun::stmt_body(const Stmt& s, int fn, Set E, Depths d) {
         at = 1;
       }
       const uint32_t r = scalar_load(in ? "in" : "out", s.width, addr, pc(s, at));
-      w_.s[kScalarAcc] = r;
+      w_.s[s.region_scalar ? kRegionScalar : kScalarAcc] = r;
       if (s.accumulate) vset(dst, E, [&](uint32_t l) { return vr(dst, l) + r; });
       return E;
     }
@@ -1046,6 +1099,11 @@ Set WarpRun::stmt_body(const Stmt& s, int fn, Set E, Depths d) {
       return E;
     case Kind::Sys:  // trap.sys: a system call with the code A, uniform
       raise("syscall", pc(s, 0), -1, 0, {}, false, uniform(s.a, E));
+    case Kind::Region:
+      return region(s, fn, E, d);
+    case Kind::SharedAlu:
+      alu(s, kSharedBase + std::max(0, s.slot) % kSharedRegs, E);
+      return E;
     case Kind::Spin:
     case Kind::kCount:
       break;
@@ -1122,8 +1180,8 @@ void WarpRun::trap(const Stmt& s, Set E) {
 
 }  // namespace
 
-StructuredResult evaluate_structured(const Program& p, bool reverse) {
-  Launch launch(p, reverse);
+StructuredResult evaluate_structured(const Program& p, const EvalOptions& o) {
+  Launch launch(p, o);
   return launch.run();
 }
 

@@ -12,6 +12,11 @@
 // executor: no predecoding, no fast paths, no mask stack (only how deep it
 // would be, for mask_overflow). From the printer it takes only where each
 // statement's instructions are (Layout), to name the PC of an event.
+//
+// A sub-vector region (spec/wave.md) runs its body once per part that holds an
+// active lane, in ascending part order, with the set restricted to the part;
+// the set after it is the union of what the passes left (wave.union). During a
+// pass a shared register's lane p*simd + i is lane i's storage (wave.shared).
 #pragma once
 
 #include <string>
@@ -34,9 +39,24 @@ struct StructuredResult {
   std::string error;
 };
 
-// Warps run from the lowest global id up (or, with `reverse`, from the highest
-// down) until they wait at a barrier or end; a race-free program has the same
-// outcome in both orders (exec.sched.independence).
-StructuredResult evaluate_structured(const Program& p, bool reverse = false);
+struct EvalOptions {
+  // Warps run from the lowest global id up (or, with `reverse`, from the highest
+  // down) until they wait at a barrier or end; a race-free program has the same
+  // outcome in both orders (exec.sched.independence).
+  bool reverse = false;
+  // Deliberately wrong semantics, for the tests that show the structured
+  // invariant failing: a region runs a pass for every part, with no lane for the
+  // parts that have none (wave.union skips them); shared registers stay private
+  // in sub-vector mode (wave.shared maps them to the storage of part 0's lanes).
+  bool run_empty_parts = false;
+  bool private_shared = false;
+};
+
+StructuredResult evaluate_structured(const Program& p, const EvalOptions& o);
+inline StructuredResult evaluate_structured(const Program& p, bool reverse = false) {
+  EvalOptions o;
+  o.reverse = reverse;
+  return evaluate_structured(p, o);
+}
 
 }  // namespace simt::gen
