@@ -26,7 +26,18 @@ struct Ctx {
   int counted = 0;          // nesting of counted loops
   int narrow = 0;           // nesting of exec-narrowing regions
   uint32_t wave = 8;
+  // oracle.model.regions: inside a region's body; within the model (strict);
+  // how many shared temporaries (v64, v65, ...) the region's top level has written.
+  bool region = false;
+  bool strict = true;
+  int shared_ready = 0;
 };
+
+// Whether operands may be %exec (and s5): lanes communicate, and a strict
+// region's body reads neither (wave.modesel.safe).
+bool exec_operands(const Ctx& c) {
+  return c.o.communicate && !(c.region && c.strict);
+}
 
 // Uniform special registers (state.special.*); %exec and its halves only where
 // lanes may communicate (they read the other lanes' activity).
@@ -66,7 +77,7 @@ Gen<Operand> immediate() {
 }
 
 Gen<Operand> special(const Ctx& c) {
-  return g::map(g::elementOf(uniform_specials(c.o.communicate)), [](int32_t v) {
+  return g::map(g::elementOf(uniform_specials(exec_operands(c))), [](int32_t v) {
     return Operand{Operand::K::Special, v, Notation::Dec};
   });
 }
@@ -78,9 +89,14 @@ Gen<Operand> operand(const Ctx& c) {
                    return Operand{Operand::K::Reg, r, Notation::Dec};
                  })},
       {3, immediate()},
-      {2, g::just(Operand{Operand::K::Lane, 0, Notation::Dec})},
-      {1, special(c)},
-      {c.o.communicate ? 1u : 0u, g::just(Operand{Operand::K::Scalar, 0, Notation::Dec})},
+      {c.o.shape_free ? 0u : 2u, g::just(Operand{Operand::K::Lane, 0, Notation::Dec})},
+      {c.o.shape_free ? 0u : 1u, special(c)},
+      {exec_operands(c) ? 1u : 0u, g::just(Operand{Operand::K::Scalar, 0, Notation::Dec})},
+      // oracle.model.regions: a shared temporary the region has written.
+      {c.shared_ready > 0 ? 2u : 0u, g::map(g::inRange(0, std::max(1, c.shared_ready)),
+                                            [](int t) {
+                                              return Operand{Operand::K::Shared, t, Notation::Dec};
+                                            })},
   });
 }
 
@@ -88,8 +104,8 @@ Gen<Operand> operand(const Ctx& c) {
 Gen<Operand> uniform_operand(const Ctx& c) {
   return g::weightedOneOf<Operand>({
       {4, immediate()},
-      {2, special(c)},
-      {2, g::just(Operand{Operand::K::Scalar, 0, Notation::Dec})},
+      {c.o.shape_free ? 0u : 2u, special(c)},
+      {c.region && c.strict ? 0u : 2u, g::just(Operand{Operand::K::Scalar, 0, Notation::Dec})},
   });
 }
 
@@ -179,10 +195,67 @@ Kind choose_kind(const Ctx& c, int size) {
   return Kind::Alu;
 }
 
+// A statement's kind inside a region's body (oracle.model.regions): lane-local
+// statements, scalar ALU statements and writes of the shared temporaries; beyond
+// the model (not strict) also statements whose effect depends on the mode.
+// Never barriers, calls, recursion, warp-wide atomics or system calls
+// (wave.valid.bar, wave.valid.branch, wave.valid.watom).
+Kind choose_region_kind(const Ctx& c, int size) {
+  const Options& o = c.o;
+  const bool nest = c.depth < std::min(kMaxDepth - 1, 1 + size / 25);
+  std::vector<std::pair<uint32_t, Kind>> kinds = {
+      {10, Kind::Alu},
+      {3, Kind::Select},
+      {c.input ? 2u : 0u, Kind::LoadInput},
+      {3, Kind::StoreScratch},
+      {3, Kind::LoadScratch},
+      {nest ? 5u : 0u, Kind::If},
+      {nest ? 3u : 0u, Kind::Loop},
+      {c.in_loop ? 2u : 0u, Kind::Break},
+      {c.in_loop ? 2u : 0u, Kind::Continue},
+      {o.exits ? 1u : 0u, Kind::Exit},
+      {2, Kind::PredOp},
+      {1, Kind::Nop},
+      {o.raw && nest ? 1u : 0u, Kind::Jump},
+      // Scalar statements where lanes may communicate, or in the model (which has
+      // them: wave.scalar). A scalar load reads a word of `in`, or (without input)
+      // of `out`, which no region stores to.
+      {o.communicate || c.strict ? 2u : 0u, Kind::ScalarAlu},
+      {(o.communicate || c.strict) && (c.input || !(o.shape_free || o.modesel_safe)) ? 1u : 0u,
+       Kind::ScalarLoad},
+      {c.shared_ready > 0 ? 3u : 0u, Kind::SharedAlu},
+  };
+  if (!c.strict && o.communicate) {
+    kinds.insert(kinds.end(), {{2, Kind::Shfl},
+                               {2, Kind::ShflXor},
+                               {2, Kind::ReadLane},
+                               {1, Kind::Ballot},
+                               {1, Kind::Vote},
+                               {1, Kind::SharedStore},
+                               {1, Kind::SharedLoad},
+                               {o.atomic_weight, Kind::Atomic},
+                               {o.raw && nest ? 2u : 0u, Kind::Skip},
+                               {o.raw && nest && c.counted < 2 ? 1u : 0u, Kind::CountedLoop},
+                               {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
+                               {c.traps ? o.trap_weight : 0u, Kind::Trap}});
+  }
+  uint32_t total = 0;
+  for (const auto& k : kinds) total += k.first;
+  uint32_t r = *g::inRange<uint32_t>(0, total);
+  for (const auto& k : kinds) {
+    if (r < k.first) return k.second;
+    r -= k.first;
+  }
+  return Kind::Alu;
+}
+
 Gen<Stmt> statement(Ctx c, int size) {
   return g::exec([c, size] {
     Stmt s;
-    s.kind = choose_kind(c, size);
+    s.kind = c.region ? choose_region_kind(c, size) : choose_kind(c, size);
+    // oracle.model.regions: a strict region's scalar results go to s13.
+    s.region_scalar =
+        c.region && c.strict && (s.kind == Kind::ScalarAlu || s.kind == Kind::ScalarLoad);
     s.dst = *g::inRange(0, c.nregs);
     s.a = *operand(c);
     s.b = *operand(c);
@@ -194,6 +267,10 @@ Gen<Stmt> statement(Ctx c, int size) {
       case Kind::Alu:
         s.op = *g::elementOf(alu_ops());
         break;
+      case Kind::SharedAlu:  // a shared temporary the region has written
+        s.op = *g::elementOf(alu_ops());
+        s.slot = *g::inRange(0, std::max(1, c.shared_ready));
+        break;
       case Kind::Select:
       case Kind::Break:
       case Kind::Continue:
@@ -203,7 +280,8 @@ Gen<Stmt> statement(Ctx c, int size) {
         s.cond = *condition(c);
         // Where every warp passes (bar_ok), sometimes a whole warp retires: a
         // barrier after it cannot complete (bar.exited, exec.status.deadlock).
-        if (c.bar_ok && (c.depth == 0 || *g::weightedElement<bool>({{3, false}, {1, true}}))) {
+        if (c.bar_ok && !c.o.shape_free &&
+            (c.depth == 0 || *g::weightedElement<bool>({{3, false}, {1, true}}))) {
           s.cond.reuse = false;
           s.cond.cmp = "cmp.eq";
           s.cond.a =
@@ -248,6 +326,8 @@ Gen<Stmt> statement(Ctx c, int size) {
           s.op = std::string(*g::element("atom.", "watom.")) + *g::elementOf(commutative_atomics());
         else
           s.op = *g::elementOf(atomic_ops());
+        if (c.region && s.op.starts_with("watom."))  // wave.valid.watom
+          s.op = s.op.substr(1);
         break;
       case Kind::ScalarAlu:
         s.op = *g::elementOf(alu_ops());
@@ -320,6 +400,8 @@ Gen<Stmt> statement(Ctx c, int size) {
       }
       case Kind::Trap:
         s.slot = *g::inRange(0, static_cast<int>(TrapKind::kCount));
+        if (c.region && s.slot == static_cast<int>(TrapKind::AtomicWarpOut))  // wave.valid.watom
+          s.slot = static_cast<int>(TrapKind::AtomicLaneOut);
         if (s.slot == static_cast<int>(TrapKind::AtomicLaneOut) ||
             s.slot == static_cast<int>(TrapKind::AtomicWarpOut)) {
           // The operation of the family the kind names (atom.lane.check, atom.warp.check).
@@ -392,6 +474,96 @@ Gen<std::vector<Stmt>> body(Ctx c, int size) {
   int max_len = std::clamp(size / 6, 1, 10);
   return g::resize(
       max_len, g::container<std::vector<Stmt>>(g::resize(rc::kNominalSize, statement(c, size))));
+}
+
+// oracle.model.regions: a region whose body first writes some shared
+// temporaries at its top level (wave.valid.shared: written before read on every
+// path), then may read and write them. Context c is the region's.
+Stmt region_statement(Ctx c, int size) {
+  Stmt r;
+  r.kind = Kind::Region;
+  const int temps = *g::weightedElement<int>({{2, 0}, {2, 1}, {2, 2}, {1, 3}, {1, kSharedRegs}});
+  Ctx init = c;
+  init.shared_ready = 0;
+  for (int t = 0; t < temps; ++t) {
+    Stmt w;
+    w.kind = Kind::SharedAlu;
+    w.op = *g::elementOf(alu_ops());
+    w.slot = t;
+    w.a = *operand(init);
+    w.b = *operand(init);
+    r.body.push_back(std::move(w));
+  }
+  c.shared_ready = temps;
+  // Beyond the model: sometimes a count of the passes in s5 (wave.scalar,
+  // wave.union), added into a data register.
+  if (!c.strict && c.o.communicate && *g::weightedElement<bool>({{2, false}, {1, true}})) {
+    Stmt n;
+    n.kind = Kind::ScalarAlu;
+    n.op = "add";
+    n.a = Operand{Operand::K::Scalar, 0, Notation::Dec};
+    n.b = Operand{Operand::K::Imm, 1, Notation::Dec};
+    n.accumulate = true;
+    n.dst = *g::inRange(0, c.nregs);
+    r.body.push_back(std::move(n));
+  }
+  for (Stmt& s : *body(c, size)) r.body.push_back(std::move(s));
+  return r;
+}
+
+// oracle.model.regions: one to three regions, each at a place among the
+// top-level statements of main, and `.vshared` (in 7 programs of 8). Beyond the
+// model, normal code right after a region sometimes reads one of its shared
+// temporaries (wave.shared.observe).
+void add_regions(Program& p, const Ctx& c, int size) {
+  Ctx rc = c;
+  rc.region = true;
+  rc.strict = c.o.region_strict;
+  rc.fn = kMain;
+  rc.bar_ok = false;
+  rc.in_loop = false;
+  rc.recurse_ok = false;
+  rc.depth = 0;
+  // Beyond the model: a SIMD width below the wave, so that regions have parts.
+  if (!rc.strict && !p.simd) {
+    std::vector<uint32_t> simds;
+    for (uint32_t k : {2u, 4u})
+      if (p.wave % k == 0 && (c.o.simds.empty() || c.o.simds.count(p.wave / k)))
+        simds.push_back(p.wave / k);
+    if (!simds.empty()) p.simd = *g::elementOf(simds);
+  }
+  const uint32_t simd = p.simd_width(), parts = p.wave / simd;
+  const int n = *g::inRange(1, 4);
+  for (int i = 0; i < n; ++i) {
+    Stmt r = region_statement(rc, size);
+    size_t at = *g::inRange<size_t>(0, p.main.size() + 1);
+    const bool observe = !rc.strict && *g::weightedElement<bool>({{3, false}, {1, true}});
+    // Beyond the model: sometimes the lanes of the lowest or highest parts exit
+    // just before the region, which then skips those parts (wave.union).
+    if (!rc.strict && c.o.exits && parts > 1 &&
+        *g::weightedElement<bool>({{2, false}, {1, true}})) {
+      Stmt e;
+      e.kind = Kind::Exit;
+      const bool low = *g::arbitrary<bool>();
+      e.cond.cmp = low ? "cmp.lt" : "cmp.ge";
+      e.cond.a = Operand{Operand::K::Lane, 0, Notation::Dec};
+      const int32_t m = *g::inRange<int32_t>(1, static_cast<int32_t>(parts));
+      e.cond.b = Operand{Operand::K::Imm, m * static_cast<int32_t>(simd), Notation::Dec};
+      e.cond.pred = *g::inRange(0, 4);
+      p.main.insert(p.main.begin() + static_cast<std::ptrdiff_t>(at++), std::move(e));
+    }
+    p.main.insert(p.main.begin() + static_cast<std::ptrdiff_t>(at), std::move(r));
+    if (observe) {
+      Stmt s;
+      s.kind = Kind::Alu;
+      s.op = *g::element<std::string>("mov", "add", "xor");
+      s.dst = *g::inRange(0, c.nregs);
+      s.a = Operand{Operand::K::Shared, *g::inRange(0, kSharedRegs), Notation::Dec};
+      s.b = Operand{Operand::K::Reg, s.dst, Notation::Dec};
+      p.main.insert(p.main.begin() + static_cast<std::ptrdiff_t>(at + 1), std::move(s));
+    }
+  }
+  p.vshared = *g::weightedElement<bool>({{7, true}, {1, false}});
 }
 
 // Bodies of the livelock oracle's spin loop (oracle.model.spin): every statement
@@ -511,6 +683,12 @@ uint32_t call_need(const Program& p) {
   return call_need_body(p, p.main, kMain, p.budget);
 }
 
+const std::vector<std::pair<uint32_t, uint32_t>>& region_shapes() {
+  static const std::vector<std::pair<uint32_t, uint32_t>> shapes = {{64, 32}, {64, 16}, {32, 16},
+                                                                    {32, 8},  {32, 32}, {16, 8}};
+  return shapes;
+}
+
 Options options_for(const std::string& invariant, const runners::Capabilities* caps) {
   const Invariant* inv = find_invariant(invariant);
   return inv ? options_for(*inv, caps) : Options{};
@@ -528,6 +706,16 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
   o.trap_always = invariant.trap_always;
   if (invariant.trap_always) o.trap_weight = 12;
   if (invariant.atomics) o.atomic_weight = 6;
+  o.region_share = invariant.region_share;
+  o.region_strict = invariant.region_strict;
+  o.shapes = invariant.shapes;
+  o.shape_free = invariant.shape_free;
+  if (o.shape_free) o.communicate = false;
+  o.modesel_safe = invariant.modesel_safe;
+  if (o.modesel_safe) {
+    o.communicate = false;
+    o.raw = false;
+  }
   if (caps) {
     std::vector<uint32_t> waves;
     for (uint32_t w : o.waves)
@@ -547,6 +735,18 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
     if (!caps->all_instructions)
       for (const char* m : {"cbr", "jmp", "push", "invert", "pop", "lpush", "brk", "cont", "lnext"})
         if (!caps->instructions.count(m)) o.raw = false;
+    // oracle.gen.capabilities: regions (where they are a share of the programs) only
+    // for a runner with the wave feature and both region instructions; the
+    // (wave, simd) pairs it supports. An invariant whose every program has regions
+    // keeps them: a runner without them finds every program unsupported, and says so.
+    std::vector<std::pair<uint32_t, uint32_t>> shapes;
+    for (const auto& ws : o.shapes)
+      if (caps->waves.count(ws.first) && caps->simds.count(ws.second)) shapes.push_back(ws);
+    if (!shapes.empty()) o.shapes = shapes;
+    const bool regions = caps->features.count("wave") &&
+                         (caps->all_instructions || (caps->instructions.count("subv.begin") &&
+                                                     caps->instructions.count("subv.end")));
+    if (!regions && o.region_share < 4) o.region_share = 0;
   }
   return o;
 }
@@ -556,8 +756,13 @@ rc::Gen<Program> program(const Options& o) {
     return g::resize(
         rc::kNominalSize, g::exec([o, size] {
           Program p;
-          p.wave = o.waves.empty() ? 32 : *g::elementOf(o.waves);
-          {
+          if (!o.shapes.empty()) {
+            // oracle.model.regions: one of the mixed-wave-size launch shapes.
+            const auto [wave, simd] = *g::elementOf(o.shapes);
+            p.wave = wave;
+            p.simd = simd == wave ? 0 : simd;
+          } else {
+            p.wave = o.waves.empty() ? 32 : *g::elementOf(o.waves);
             // simd = wave / k, k in {1, 2, 4} (state.launch.limits), within the runner's.
             std::vector<uint32_t> simds;
             for (uint32_t k : {1u, 2u, 4u})
@@ -569,7 +774,14 @@ rc::Gen<Program> program(const Options& o) {
                     : p.wave;
             p.simd = simd == p.wave ? 0 : simd;
           }
-          if (o.multi_warp) {
+          if (o.shape_free) {
+            // oracle.invariant.wave_equivalence: 64 or 128 threads, whatever the wave.
+            const uint32_t threads = *g::element<uint32_t>(64, 128);
+            const uint32_t n = std::max(1u, threads / p.wave);
+            p.warps = n;
+            if (n % 2 == 0 && *g::arbitrary<bool>()) p.warps = n / 2, p.workgroups = 2;
+            p.cores = *g::weightedElement<uint32_t>({{4, 1}, {1, 2}});
+          } else if (o.multi_warp) {
             // Counts above max_warps get weight 0 (never chosen).
             auto w = [&](size_t weight, uint32_t total) {
               return total <= o.max_warps ? weight : 0;
@@ -585,7 +797,7 @@ rc::Gen<Program> program(const Options& o) {
             p.seed = *g::inRange<uint64_t>(0, 1000);
           }
           p.nregs = *g::inRange(1, kMaxData + 1);
-          if (*g::arbitrary<bool>()) {
+          if (o.shape_free || *g::arbitrary<bool>()) {
             // syntax.buffer.init: a list, an arithmetic sequence (iota) or one value (fill).
             p.input_form = *g::weightedElement<Program::InputForm>({{2, Program::InputForm::List},
                                                                     {1, Program::InputForm::Iota},
@@ -687,6 +899,19 @@ rc::Gen<Program> program(const Options& o) {
               std::stable_sort(p.host.begin(), p.host.end(),
                                [](const auto& a, const auto& b) { return a.step < b.step; });
             }
+          }
+          // Version 5 (oracle.model.regions): drawn after everything above, so
+          // that a program without regions is the version 4 program of its seed.
+          if (o.region_share && *g::inRange<uint32_t>(0, 4) < o.region_share) {
+            add_regions(p, c, size);
+            // The regions' pushes count too. A push that overflows inside a region
+            // would end the launch in a pass (only where a mask depth is meant to
+            // be exceeded: trap programs without the handler, or tiny depths).
+            const uint32_t need = mask_need(p);
+            const bool overflow_meant =
+                !handled && (traps || o.small_mask_depth) && !o.region_strict;
+            if ((p.mask_depth ? p.mask_depth : 32) < need && !overflow_meant)
+              p.mask_depth = need == 32 ? 0 : need;
           }
           return p;
         }));

@@ -41,10 +41,34 @@ struct Options {
   // SIMD widths a runner supports (empty: any); the program's simd is wave/1, /2 or /4.
   std::set<uint32_t> simds;
   uint32_t max_warps = 8;  // warps x workgroups
+  // Mixed-wave-size programs (oracle.model.regions): of 4 programs, how many get
+  // one to three sub-vector regions among the top-level statements of main
+  // (drawn after everything else, so a program without them is the one version 4
+  // generated from its seed).
+  uint32_t region_share = 0;
+  // Region bodies within oracle.model.regions (lane-local). Without it (the
+  // structured and differential invariants, which compare two semantics of
+  // whatever a region does) bodies may also read s5 and %exec, hold cross-lane,
+  // shared-buffer, per-lane atomic, skip, counted-loop, exec-narrowing and trap
+  // statements, and normal code after a region may read its shared temporaries
+  // (wave.shared.observe); such programs also get a SIMD width below the wave.
+  bool region_strict = true;
+  // The (wave, simd) pairs to launch at (empty: `waves` and `simds` decide).
+  std::vector<std::pair<uint32_t, uint32_t>> shapes;
+  // oracle.invariant.wave_equivalence: nothing depends on the launch shape (no
+  // %lane or special register operand, no exit of a whole warp), and the
+  // program has 64 or 128 threads whatever its shape.
+  bool shape_free = false;
+  // oracle.invariant.modesel: no primitive forms (a top-level label would start a
+  // segment) and scalar loads of `in` only (the last segment stores to `out`).
+  bool modesel_safe = false;
 };
 
 // The generator version, recorded in the origin of regression files.
-inline constexpr int kGeneratorVersion = 4;
+inline constexpr int kGeneratorVersion = 5;
+
+// oracle.model.regions: the (wave, simd) pairs of mixed-wave-size programs.
+const std::vector<std::pair<uint32_t, uint32_t>>& region_shapes();
 
 rc::Gen<Program> program(const Options& o);
 

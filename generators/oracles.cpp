@@ -5,8 +5,10 @@
 #include "compare.h"
 #include "evaluator.h"
 #include "exec/machine.h"
+#include "generate.h"
 #include "host/host.h"
 #include "isa/isa.h"
+#include "passes/modesel.h"
 #include "reference.h"
 #include "rule_oracles.h"
 #include "text/parser.h"
@@ -191,12 +193,13 @@ bool status_as_intended(const Program& p, const std::string& got, const std::str
   return false;
 }
 
-// oracle.invariant.structured
-Check structured(const Program& p, const std::string& text, OracleContext& ctx) {
+// oracle.invariant.structured (with the evaluator's options: tests use wrong ones)
+Check structured_eval(const Program& p, const std::string& text, const EvalOptions& eval,
+                      OracleContext& ctx) {
   Check c;
   auto loaded = load(text, c, p.host);
   if (!loaded) return c;
-  StructuredResult want = evaluate_structured(p);
+  StructuredResult want = evaluate_structured(p, eval);
   if (!want.error.empty()) {
     Check out = failing("the structured evaluator cannot run this program: " + want.error);
     out.outside = true;
@@ -216,6 +219,10 @@ Check structured(const Program& p, const std::string& text, OracleContext& ctx) 
   std::string d = outcome_difference(want.outcome, *got, p, who);
   if (!d.empty()) c.ok = false, c.message = d;
   return c;
+}
+
+Check structured(const Program& p, const std::string& text, OracleContext& ctx) {
+  return structured_eval(p, text, EvalOptions{}, ctx);
 }
 
 // oracle.invariant.sequential
@@ -703,7 +710,394 @@ Check all_or_none(const Program& p, const std::string& text, OracleContext&) {
   return c;
 }
 
+// ---- the wave chapter (oracle.model.regions) ------------------------------------------
+
+// A program outside the invariant's model: a failure of the generator, never a
+// shrinking candidate that still fails (oracle.shrink).
+Check outside_model(const std::string& invariant, const std::string& why) {
+  Check c = failing(invariant + " needs a mixed-wave-size program (oracle.model.regions): " + why);
+  c.outside = true;
+  return c;
+}
+
+// The reference's run of a loaded program, counting the steps of its regions:
+// subv.begin (entries and skips) and subv.end (one per pass, wave.exit).
+exec::Outcome run_counting_regions(const host::Loaded& l, Check& c) {
+  const auto& prog = l.program;
+  uint64_t begins = 0, passes = 0;
+  Machine m(prog);
+  m.set_trace([&](const exec::TraceRecord& r) {
+    if (r.kind != exec::TraceKind::Step || r.pc >= prog->insns.size()) return;
+    const isa::Op op = prog->insns[r.pc].op;
+    begins += op == isa::Op::SubvBegin;
+    passes += op == isa::Op::SubvEnd;
+  });
+  exec::Outcome o = m.run();
+  c.counts["oracle:region-steps-begin"] = begins;
+  c.counts["oracle:region-passes"] = passes;
+  // A region some warp ran in more than one pass.
+  c.counts["oracle:programs-with-several-passes"] = passes > begins ? 1 : 0;
+  return o;
+}
+
+// The region program against its twin (normal mode, or a software sequence):
+// the implementation runs both (the reference, or ctx.runner); a regression test
+// holds the region program and expects the reference's outcome of the twin.
+Check against_twin(const Program& p, const Program& twin, const std::string& invariant,
+                   const std::string& who, OracleContext& ctx) {
+  Check c;
+  const std::string text = print(p), twin_text = print(twin);
+  auto a = load(text, c);
+  if (!a) return c;
+  auto b = load(twin_text, c);
+  if (!b) return c.message = invariant + ": the twin does not load: " + c.message, c;
+  const exec::Outcome hw = run_counting_regions(*a, c);
+  c.expected = runners::to_model(Machine(b->program).run());
+  c.regression_text = text;
+  if (!status_as_intended(p, c.expected->status, "in " + who + " the program", c)) return c;
+  std::optional<model::Outcome> got =
+      ctx.runner ? run_implementation(*a, text, ctx, c) : runners::to_model(hw);
+  if (!got) return c;
+  std::optional<model::Outcome> want =
+      ctx.runner ? run_implementation(*b, twin_text, ctx, c) : c.expected;
+  if (!want) return c;
+  std::string d = outcome_difference(*want, *got, p, who);
+  if (!d.empty()) c.ok = false, c.message = "with sub-vector regions " + d;
+  return c;
+}
+
+// oracle.invariant.mode_equivalence: the regions as nops (normal mode at the
+// same PCs) and no .vshared (wave.union, wave.scalar, wave.shared).
+Check mode_equivalence(const Program& p, const std::string&, OracleContext& ctx) {
+  if (std::string d = region_model_problem(p); !d.empty())
+    return outside_model("mode-equivalence", d);
+  Program twin = p;
+  twin.region_form = Program::RegionForm::Nops;
+  twin.vshared = false;
+  return against_twin(p, twin, "mode-equivalence",
+                      "normal mode (subv.begin and subv.end as nop, no .vshared)", ctx);
+}
+
+// oracle.invariant.software_loop: each region as the software loop around its
+// body, registers private (wave.soft.loop, wave.soft.agree).
+Check software_loop(const Program& p, const std::string&, OracleContext& ctx) {
+  return software_loop_with(p, Program::RegionForm::Software, ctx);
+}
+
+// oracle.invariant.wave_equivalence: the program at the other (wave, simd) pairs
+// with as many threads gives the same status and buffers.
+Check wave_equivalence(const Program& p, const std::string& text, OracleContext& ctx) {
+  if (std::string d = region_model_problem(p); !d.empty())
+    return outside_model("wave-equivalence", d);
+  if (std::string d = shape_problem(p); !d.empty())
+    return outside_model("wave-equivalence", "a statement depends on the shape: " + d);
+  Check c;
+  auto a = load(text, c);
+  if (!a) return c;
+  c.expected = runners::to_model(run_counting_regions(*a, c));
+  if (!status_as_intended(p, c.expected->status, "the program", c)) return c;
+  std::optional<model::Outcome> base =
+      ctx.runner ? run_implementation(*a, text, ctx, c) : c.expected;
+  if (!base) return c;
+  auto shape = [](const Program& q) {
+    return "wave " + std::to_string(q.wave) + ", simd " + std::to_string(q.simd_width()) + ", " +
+           std::to_string(q.warps) + " warp(s) x " + std::to_string(q.workgroups) + " workgroup(s)";
+  };
+  const uint32_t threads = p.threads();
+  uint64_t runs = 1;
+  for (const auto& [w, s] : region_shapes()) {
+    if ((w == p.wave && s == p.simd_width()) || threads % w) continue;
+    Program q = p;
+    q.wave = w;
+    q.simd = s == w ? 0 : s;
+    const uint32_t n = threads / w;
+    q.workgroups = n % p.workgroups == 0 ? p.workgroups : 1;
+    q.warps = n / q.workgroups;
+    const std::string qt = print(q);
+    auto b = load(qt, c);
+    if (!b) return c;
+    std::optional<model::Outcome> got = run_implementation(*b, qt, ctx, c);
+    if (!got) return c;
+    ++runs;
+    // Events name warps and PCs of the shape; generated programs have none.
+    std::string d = outcome_difference(*base, *got, q, "the program at " + shape(p));
+    if (!d.empty()) {
+      c.ok = false;
+      c.message = "at " + shape(q) + " " + d;
+      // A regression test holds the program at this shape and expects the
+      // reference's outcome at the program's own.
+      c.regression_text = qt;
+      return c;
+    }
+  }
+  if (runs < 2)
+    return outside_model("wave-equivalence",
+                         "no other (wave, simd) pair of oracle.model.regions "
+                         "has a wave dividing " +
+                             std::to_string(threads) + " threads");
+  c.counts["oracle:shapes-run"] = runs;
+  return c;
+}
+
+// ---- oracle.invariant.modesel ---------------------------------------------------------
+
+const char* strategy_name(passes::Strategy s) {
+  switch (s) {
+    case passes::Strategy::Switch:
+      return "switch";
+    case passes::Strategy::Duplicate:
+      return "duplicate";
+    case passes::Strategy::Software:
+      return "software";
+  }
+  return "?";
+}
+
+// wave.modesel.threshold: a segment is in a group exactly when its need is above
+// the threshold (regions already there are kept); consecutive hot segments share
+// one group, a cold one between them starts another; groups count up from 1.
+std::string grouping_problem(const passes::ModeselResult& r, uint32_t threshold) {
+  int last = 0;
+  bool previous_hot = false;
+  for (const auto& seg : r.segments) {
+    const std::string at = "segment " + std::to_string(seg.index) + " (" + seg.kind + ", lines " +
+                           std::to_string(seg.first_line) + "-" + std::to_string(seg.last_line) +
+                           ", need " + std::to_string(seg.need) + ")";
+    if (seg.kind == "region") {
+      if (seg.group != -1) return at + " is a region but is not kept";
+      previous_hot = false;
+      continue;
+    }
+    const bool hot = seg.need > threshold;
+    if (hot != (seg.group > 0))
+      return at + (hot ? " needs more than " : " needs at most ") + std::to_string(threshold) +
+             (hot ? " but stays in normal mode" : " but is in group " + std::to_string(seg.group));
+    if (hot) {
+      const int want = previous_hot ? last : last + 1;
+      if (seg.group != want)
+        return at + " is in group " + std::to_string(seg.group) + ", expected " +
+               std::to_string(want) +
+               (previous_hot ? " (the hot segment before it)" : " (a new group)");
+      last = seg.group;
+    }
+    previous_hot = hot;
+  }
+  return "";
+}
+
+std::string first_error(const syntax::Diagnostics& d) {
+  if (d.empty()) return "(no diagnostic)";
+  const syntax::Diagnostic& e = d.first();
+  return "line " + std::to_string(e.span.line) + ": " + e.message +
+         (e.clause.empty() ? "" : " (" + e.clause + ")");
+}
+
+// oracle.invariant.modesel: the pass on the program without its regions.
+Check modesel_oracle(const Program& p, const std::string&, OracleContext& ctx) {
+  return modesel_with(p, passes::modesel, ctx);
+}
+
 }  // namespace
+
+Check modesel_with(const Program& p, const ModeselPass& pass, OracleContext& ctx) {
+  if (std::string d = region_model_problem(p); !d.empty()) return outside_model("modesel", d);
+  if (std::string d = modesel_problem(p); !d.empty()) return outside_model("modesel", d);
+  Check c;
+  const Program in = without_regions(p);
+  const std::string text = print(in);
+  auto a = load(text, c);
+  if (!a) return c;
+  const exec::Outcome want = Machine(a->program).run();
+  c.expected = runners::to_model(want);
+  c.regression_text = text;
+  if (!status_as_intended(in, c.expected->status, "without its regions the program", c)) return c;
+  auto fail = [&](const std::string& m) {
+    c.ok = false;
+    c.message = m;
+    return c;
+  };
+  using passes::Strategy;
+  // Each strategy its shape allows (wave.modesel.strategy); `switch` refuses a call.
+  std::vector<Strategy> strategies;
+  if (!uses(in.main, Kind::Call)) strategies.push_back(Strategy::Switch);
+  strategies.push_back(Strategy::Duplicate);
+  if (in.wave == 64 && in.simd_width() == 32) strategies.push_back(Strategy::Software);
+  // A threshold at or above every need gives the input back; the needs it reports
+  // choose the thresholds below.
+  const uint32_t vregs = a->config.vregs;
+  passes::ModeselResult top = pass(a->ast, a->config, vregs, strategies[0]);
+  if (!top.program)
+    return fail("modesel at threshold " + std::to_string(vregs) +
+                " refuses: " + first_error(top.diags));
+  uint32_t most = 0;
+  std::set<uint32_t> needs;
+  for (const auto& seg : top.segments) {
+    most = std::max(most, seg.need);
+    needs.insert(seg.need);
+  }
+  c.counts["oracle:modesel-segments"] = top.segments.size();
+  for (uint32_t t : {vregs, most}) {
+    passes::ModeselResult r = t == vregs ? top : pass(a->ast, a->config, t, strategies[0]);
+    if (!r.program)
+      return fail("modesel at threshold " + std::to_string(t) +
+                  " refuses: " + first_error(r.diags));
+    if (!(*r.program == a->ast))
+      return fail("modesel at threshold " + std::to_string(t) + ", at or above every need (" +
+                  std::to_string(most) + "), changes the program (wave.modesel.threshold)");
+    if (std::string d = grouping_problem(r, t); !d.empty())
+      return fail("at threshold " + std::to_string(t) + ": " + d);
+  }
+  // Threshold 0, and one of the needs below the largest, chosen from the seed.
+  std::vector<uint32_t> thresholds = {0};
+  std::vector<uint32_t> below;
+  for (uint32_t n : needs)
+    if (n > 0 && n < most) below.push_back(n);
+  uint64_t state = ctx.seed;
+  if (!below.empty()) thresholds.push_back(below[mix(state) % below.size()]);
+  uint64_t groups = 0;
+  for (Strategy strategy : strategies)
+    for (uint32_t t : thresholds) {
+      const std::string how = "modesel --strategy " + std::string(strategy_name(strategy)) +
+                              " --threshold " + std::to_string(t);
+      passes::ModeselResult r = pass(a->ast, a->config, t, strategy);
+      if (!r.program) return fail(how + " refuses: " + first_error(r.diags));
+      if (std::string d = grouping_problem(r, t); !d.empty()) return fail(how + ": " + d);
+      for (const auto& seg : r.segments)
+        groups = std::max<uint64_t>(groups, std::max(0, seg.group));
+      // wave.modesel.output: the output validates and runs to the input's outcome.
+      const std::string out = text::print(*r.program);
+      Check lc;
+      auto b = load(out, lc);
+      if (!b) {
+        c.regression_text = out;
+        return fail(how + ": the output does not load: " + lc.message);
+      }
+      const exec::Outcome got = Machine(b->program).run();
+      if (!got.same_result(want)) {
+        c.regression_text = out;
+        return fail(how + ": " +
+                    outcome_difference(*c.expected, runners::to_model(got), in, "the input"));
+      }
+      // wave.modesel.output: idempotent.
+      passes::ModeselResult again = pass(b->ast, b->config, t, strategy);
+      if (!again.program)
+        return fail(how + " on its own output refuses: " + first_error(again.diags));
+      if (!(*again.program == b->ast))
+        return fail(how + " on its own output changes it (wave.modesel.output: idempotent)");
+    }
+  c.counts["oracle:modesel-groups"] = groups;
+  // wave.modesel.shared: with the shared temporaries shared, at each threshold the
+  // pass refuses a group they are live across, or its regions run to the input's
+  // outcome (sharing what the parts write in turn).
+  if (uses_shared_temps(in) && strategies[0] == Strategy::Switch) {
+    Program shared = in;
+    shared.vshared = true;
+    const std::string st = print(shared);
+    auto b = load(st, c);
+    if (!b) return c;
+    for (uint32_t t : thresholds) {
+      const std::string how = "with .vshared, modesel --threshold " + std::to_string(t);
+      passes::ModeselResult r = pass(b->ast, b->config, t, Strategy::Switch);
+      if (!r.program) {
+        for (const auto& e : r.diags.list())
+          if (e.clause != "wave.modesel.shared")
+            return fail(how +
+                        " refuses for another reason than a shared register live across "
+                        "a group: " +
+                        first_error(r.diags));
+        c.counts["oracle:modesel-shared-refusals"] += 1;
+        continue;
+      }
+      const std::string out = text::print(*r.program);
+      Check lc;
+      auto o = load(out, lc);
+      if (!o) {
+        c.regression_text = out;
+        return fail(how + ": the output does not load: " + lc.message);
+      }
+      const exec::Outcome got = Machine(o->program).run();
+      if (!got.same_result(want)) {
+        c.regression_text = out;
+        return fail(how + ": " +
+                    outcome_difference(*c.expected, runners::to_model(got), in, "the input"));
+      }
+      c.counts["oracle:modesel-shared-runs"] += 1;
+    }
+  }
+  return c;
+}
+
+Check structured_with(const Program& p, const EvalOptions& eval, OracleContext& ctx) {
+  return structured_eval(p, print(p), eval, ctx);
+}
+
+Check software_loop_with(const Program& p, Program::RegionForm form, OracleContext& ctx) {
+  if (std::string d = region_model_problem(p); !d.empty()) return outside_model("software-loop", d);
+  if (p.wave != 64 || p.simd_width() != 32)
+    return outside_model(
+        "software-loop",
+        "the software loop is defined for wave 64 and simd 32 only (wave.soft.loop)");
+  Program twin = p;
+  twin.region_form = form;
+  twin.vshared = false;
+  return against_twin(p, twin, "software-loop",
+                      form == Program::RegionForm::SoftwareSource
+                          ? "the one-scalar sequence (wave.soft.source)"
+                          : "the software loop (wave.soft.loop)",
+                      ctx);
+}
+
+std::string modesel_problem(const Program& p) {
+  std::string why;
+  std::function<void(const std::vector<Stmt>&)> walk = [&](const std::vector<Stmt>& b) {
+    for (const Stmt& s : b) {
+      if (!why.empty()) return;
+      const bool scalar =
+          s.kind == Kind::ScalarAlu || (s.kind == Kind::ScalarLoad && !p.input.empty());
+      if (communicating(s.kind) && !scalar)
+        why = "a " + std::string(kind_name(s.kind)) + " statement";
+      else if (s.kind == Kind::Jump || (s.raw && s.kind != Kind::Exit) || !s.again.empty())
+        why = "a " + std::string(kind_name(s.kind)) + " statement printed as primitives";
+      for (const Operand* o : operands_read(s))
+        if (o->k == Operand::K::Scalar ||
+            (o->k == Operand::K::Special &&
+             isa::special_info(static_cast<isa::Special>(o->v)).writable))
+          why = "a read of s5 or %exec";
+      for (const auto* child : {&s.body, &s.other, &s.again}) walk(*child);
+    }
+  };
+  walk(p.main);
+  for (const auto& f : p.functions) walk(f);
+  return why;
+}
+
+std::string region_model_problem(const Program& p) {
+  if (std::string d = region_problem(p); !d.empty()) return d;
+  if ((p.mask_depth ? p.mask_depth : 32) < mask_need(p))
+    return "the mask stack may overflow (in a pass, only some parts would have run)";
+  return "";
+}
+
+std::string shape_problem(const Program& p) {
+  std::string why;
+  std::function<void(const std::vector<Stmt>&)> walk = [&](const std::vector<Stmt>& b) {
+    for (const Stmt& s : b) {
+      if (!why.empty()) return;
+      for (const Operand* o : operands_read(s))
+        if (o->k == Operand::K::Lane || o->k == Operand::K::Special)
+          why = "a " + std::string(kind_name(s.kind)) +
+                " statement reads %lane or a special register";
+      const bool scalar =
+          s.kind == Kind::ScalarAlu || (s.kind == Kind::ScalarLoad && !p.input.empty());
+      if (why.empty() && communicating(s.kind) && !scalar)
+        why = "a " + std::string(kind_name(s.kind)) + " statement";
+      for (const auto* child : {&s.body, &s.other, &s.again}) walk(*child);
+    }
+  };
+  walk(p.main);
+  for (const auto& f : p.functions) walk(f);
+  return why;
+}
 
 std::string allornone_problem(const exec::Machine& m) {
   const exec::MachineState& st = m.state();
@@ -815,7 +1209,9 @@ const std::vector<Invariant>& invariants() {
        .clauses = {"exec.outcome", "branch.struct.expand", "xlane.inactive", "bar.release"},
        .check = structured,
        .runner_optional = true,
-       .handler_share = 1},
+       .handler_share = 1,
+       .region_share = 1,
+       .region_strict = false},
       {.name = "scheduler",
        .clauses = {"exec.sched.independence"},
        .check = scheduler,
@@ -875,13 +1271,47 @@ const std::vector<Invariant>& invariants() {
        .handler_share = 4,
        .interrupts = true,
        .trap_always = true},
+      {.name = "mode-equivalence",
+       .clauses = {"wave.enter", "wave.exit", "wave.union", "wave.scalar", "wave.shared"},
+       .check = mode_equivalence,
+       .runner_optional = true,
+       .region_share = 4,
+       .shapes = region_shapes()},
+      {.name = "wave-equivalence",
+       .clauses = {"wave.parts", "wave.union", "wave.lane", "state.launch.limits"},
+       .check = wave_equivalence,
+       .communicating = false,
+       .traps = false,
+       .runner_optional = true,
+       .region_share = 4,
+       .shapes = region_shapes(),
+       .shape_free = true},
+      {.name = "software-loop",
+       .clauses = {"wave.soft.loop", "wave.soft.agree"},
+       .check = software_loop,
+       .traps = false,
+       .runner_optional = true,
+       .region_share = 4,
+       .shapes = {{64, 32}}},
+      {.name = "modesel",
+       .clauses = {"wave.modesel.segments", "wave.modesel.need", "wave.modesel.threshold",
+                   "wave.modesel.safe", "wave.modesel.shared", "wave.modesel.strategy",
+                   "wave.modesel.output"},
+       .check = modesel_oracle,
+       .communicating = false,
+       .traps = false,
+       .region_share = 4,
+       .shapes = region_shapes(),
+       .modesel_safe = true},
       {.name = "differential",
        .clauses = {"exec.outcome"},
        .check = differential,
        .needs_runner = true,
        .small_mask_depth = true,
        .handler_share = 1,
-       .interrupts = true},
+       .interrupts = true,
+       .region_share = 1,
+       .region_strict = false},
   };
   return all;
 }

@@ -14,6 +14,7 @@
 #include "exec/machine.h"
 #include "exec/program.h"
 #include "model.h"
+#include "passes/modesel.h"
 #include "program.h"
 #include "runner.h"
 
@@ -80,6 +81,17 @@ struct Invariant {
   uint32_t handler_share = 0;
   bool interrupts = false;
   bool trap_always = false;
+  // oracle.model.regions: of 4 programs, how many are mixed-wave-size programs;
+  // whether their region bodies stay within the model; the (wave, simd) pairs they
+  // launch at (empty: the usual shapes); whether nothing depends on the shape.
+  uint32_t region_share = 0;
+  bool region_strict = true;
+  std::vector<std::pair<uint32_t, uint32_t>> shapes{};
+  bool shape_free = false;
+  // oracle.invariant.modesel: programs whose every top-level segment the pass may
+  // transform (wave.modesel.safe): lane-local, no primitive forms or jumps, scalar
+  // loads of `in` only.
+  bool modesel_safe = false;
 };
 
 // The status a generated program is meant to end with (oracle.invariant.status):
@@ -96,9 +108,36 @@ std::string allornone_problem(const exec::Machine& m);
 // show the invariant failing on a handler that is not transparent.
 Check trap_transparency_with(const Program& p, const Program& with, OracleContext& ctx);
 
+// oracle.invariant.structured with a deliberately wrong evaluator (warp_eval.h,
+// EvalOptions): for tests that show the invariant failing.
+struct EvalOptions;
+Check structured_with(const Program& p, const EvalOptions& eval, OracleContext& ctx);
+
+// oracle.invariant.software_loop with the regions of the twin printed in `form`
+// (RegionForm::SoftwareSource: the one-scalar sequence of wave.soft.source, which
+// agrees only under wave.soft.source.agree): for tests that show it failing.
+Check software_loop_with(const Program& p, Program::RegionForm form, OracleContext& ctx);
+
+// oracle.model.regions for the wave invariants: region_problem(p), and a mask
+// depth at least what the program needs (an overflow in a pass would end the
+// launch with only some parts run). "" when p is within the model.
+std::string region_model_problem(const Program& p);
+// oracle.invariant.wave_equivalence: what in p depends on the launch shape ("" if
+// nothing): %lane or a special register as an operand, a statement whose lanes
+// communicate (but scalar statements from immediates and `in`).
+std::string shape_problem(const Program& p);
+
+// oracle.invariant.modesel: what in p (without its regions) the mode-selection
+// pass would refuse to transform, or that its model does not cover ("" if nothing).
+std::string modesel_problem(const Program& p);
+// The invariant with `pass` in place of passes::modesel (tests use wrong ones).
+using ModeselPass = std::function<passes::ModeselResult(
+    const syntax::Program&, const exec::LaunchConfig&, std::optional<uint32_t>, passes::Strategy)>;
+Check modesel_with(const Program& p, const ModeselPass& pass, OracleContext& ctx);
+
 // sequential, structured, scheduler, snapshot, expansion, roundtrip, atomic-broadcast,
 // atomic-count, policy, livelock, validator, trap-transparency, trap-record,
-// all-or-none, differential.
+// all-or-none, mode-equivalence, wave-equivalence, software-loop, modesel, differential.
 const std::vector<Invariant>& invariants();
 const Invariant* find_invariant(const std::string& name);
 
