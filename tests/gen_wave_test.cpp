@@ -219,12 +219,22 @@ TEST(WaveModel, GeneratedRegionProgramsHaveRegionsAtSeveralShapes) {
   for (const char* k : {"shfl", "ballot", "trap", "exec_narrow"}) EXPECT_GT(st[k], 0u) << k;
   // Version 4's programs of the invariants that did not opt in are unchanged:
   // no regions, no shared registers.
-  for (const char* inv : {"sequential", "scheduler", "snapshot", "livelock", "trap-record"})
+  for (const char* inv : {"sequential", "policy", "livelock", "validator", "trap-record",
+                          "atomic-broadcast", "atomic-count"})
     for (uint64_t seed = 1; seed < 60; ++seed) {
       Program p = gen::generate_one(*gen::find_invariant(inv), seed, 100);
       EXPECT_FALSE(gen::uses(p, Kind::Region)) << inv;
       EXPECT_FALSE(p.vshared) << inv;
     }
+  // oracle.gen.options: these take regions beyond the model in one program in four.
+  for (const char* inv : {"scheduler", "snapshot", "expansion", "roundtrip", "trap-transparency",
+                          "all-or-none", "differential"}) {
+    size_t with = 0;
+    for (uint64_t seed = 1; seed <= 200; ++seed)
+      with += gen::uses(gen::generate_one(*gen::find_invariant(inv), seed, 100), Kind::Region);
+    EXPECT_GT(with, 25u) << inv;
+    EXPECT_LT(with, 80u) << inv;
+  }
 }
 
 // oracle.invariant.wave_equivalence, oracle.invariant.software_loop: their
