@@ -85,6 +85,7 @@ void count_constructs(const Program& p, const Check& check,
   if (p.workgroups > 1) ++counts["launch:several-workgroups"];
   if (p.cores > 1) ++counts["launch:several-cores"];
   if (p.simd) ++counts["launch:simd-below-wave"];
+  if (p.vshared) ++counts["launch:vshared"];  // wave.shared
   if (p.mask_depth) ++counts["launch:mask_depth-set"];
   if (p.call_depth) ++counts["launch:call_depth-set"];
   ++counts["launch:wave-" + std::to_string(p.wave)];
