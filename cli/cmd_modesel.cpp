@@ -22,7 +22,7 @@ void register_modesel(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "modesel",
       "put the parts of a program that need more than N vector registers into sub-vector "
-      "regions (spec/wave.md, wave.modesel)");
+      "regions (spec/wave.md, wave.modesel.*)");
   cmd->add_option("file", args->file, "program file")->required();
   args->o_threshold = cmd->add_option(
       "--threshold", args->threshold,

@@ -177,7 +177,7 @@ class Pass {
   void run(std::optional<uint32_t> threshold) {
     const uint32_t simd = std::max<uint32_t>(1, cfg_.simd_width());
     parts_ = std::max<uint32_t>(1, cfg_.wave / simd);
-    r_.threshold = threshold.value_or(cfg_.vregs / parts_);  // wave.modesel (default N)
+    r_.threshold = threshold.value_or(cfg_.vregs / parts_);  // wave.modesel.threshold (default N)
     // The pass works on valid programs: the analyses rely on what validation checks.
     valid::check_structure(p_, r_.diags);
     if (!r_.diags.empty()) return;
