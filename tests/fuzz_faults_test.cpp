@@ -2,7 +2,7 @@
 // oracle.regress): `simtspec fuzz --invariant differential` against each planted
 // fault of the faulty implementation finds it within a bounded budget, shrinks
 // it to at most 12 instructions (16 for two cases, 15 for the trap faults,
-// below), and writes a
+// 12 for the wave faults, below), and writes a
 // regression test that the reference passes and the faulty implementation fails.
 #include <gtest/gtest.h>
 
@@ -29,6 +29,18 @@ constexpr uint64_t kBudget = 4000;  // programs per fault
 // differential invariant through handler programs (oracle.invariant.differential).
 const char* const kTrapFaults[] = {"esr-bystander",   "barrier-count-kept", "syscall-skip",
                                    "syscall-pc-same", "frame-exec-live",    "tclear-core-only"};
+// The wave chapter's planted faults: found by the differential invariant through
+// programs with sub-vector regions (wave = k x simd, k > 1) and shrunk to at most
+// 12 instructions (issue requirement).
+const char* const kWaveFaults[] = {"empty-part-not-skipped", "shared-private",
+                                   "scalar-once-per-region"};
+
+bool wave_fault(const std::string& fault) {
+  for (const char* f : kWaveFaults)
+    if (fault == f) return true;
+  return false;
+}
+
 // The differential and structured invariants shrink every fault to 12
 // instructions or fewer, except shfl-stale, which needs lanes that earlier code of
 // the same warp made inactive and keeps a counted loop around the shuffle (14 with
@@ -40,13 +52,26 @@ const char* const kTrapFaults[] = {"esr-bystander",   "barrier-count-kept", "sys
 size_t max_instructions(const std::string& invariant, const std::string& fault) {
   for (const char* f : kTrapFaults)
     if (fault == f) return 15;
+  if (wave_fault(fault)) return 12;
   const bool plain = invariant == "differential" || invariant == "structured";
   return plain && fault != "shfl-stale" ? 12 : 16;
 }
 
+// The faulty runner's description (test::faulty_runner_toml); for a wave fault
+// with the `wave` feature, so that the generators draw regions for it
+// (runner.capabilities). The other faults' runs are left as they were.
+std::string faulty_toml(const std::string& fault, double timeout) {
+  std::string t = test::faulty_runner_toml(fault, timeout);
+  if (wave_fault(fault) && t.find("\"wave\"") == std::string::npos) {
+    const size_t at = t.find("\"trap\"]");
+    EXPECT_NE(at, std::string::npos) << t;
+    if (at != std::string::npos) t.insert(at + 6, ", \"wave\"");
+  }
+  return t;
+}
+
 std::unique_ptr<runners::Runner> faulty(const std::string& fault, double timeout = 20) {
-  auto spec =
-      runners::parse_process_spec(test::faulty_runner_toml(fault, timeout), fault + ".toml");
+  auto spec = runners::parse_process_spec(faulty_toml(fault, timeout), fault + ".toml");
   EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
   return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
 }
@@ -175,6 +200,7 @@ std::vector<Case> cases() {
   out.push_back({"atomic-broadcast", "atom-warp-lane0"});
   out.push_back({"atomic-broadcast", "atom-broadcast-inactive"});
   for (const char* f : kTrapFaults) out.push_back({"differential", f});
+  for (const char* f : kWaveFaults) out.push_back({"differential", f});
   return out;
 }
 
