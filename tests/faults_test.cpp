@@ -20,20 +20,8 @@ struct RunSummary {
   std::vector<json::Value> failures;
 };
 
-// The faulty runner's description (test::faulty_runner_toml) with the `wave`
-// feature, so that the wave chapter's tests run on it too (runner.capabilities).
-std::string faulty_toml(const std::string& fault, double timeout) {
-  std::string t = test::faulty_runner_toml(fault, timeout);
-  if (t.find("\"wave\"") == std::string::npos) {
-    const size_t at = t.find("\"trap\"]");
-    EXPECT_NE(at, std::string::npos) << t;
-    if (at != std::string::npos) t.insert(at + 6, ", \"wave\"");
-  }
-  return t;
-}
-
 runners::ProcessSpec faulty(const std::string& fault, double timeout) {
-  auto s = runners::parse_process_spec(faulty_toml(fault, timeout), "faulty.toml");
+  auto s = runners::parse_process_spec(test::faulty_runner_toml(fault, timeout), "faulty.toml");
   EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(s));
   return std::get<runners::ProcessSpec>(s);
 }

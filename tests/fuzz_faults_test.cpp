@@ -57,21 +57,8 @@ size_t max_instructions(const std::string& invariant, const std::string& fault) 
   return plain && fault != "shfl-stale" ? 12 : 16;
 }
 
-// The faulty runner's description (test::faulty_runner_toml); for a wave fault
-// with the `wave` feature, so that the generators draw regions for it
-// (runner.capabilities). The other faults' runs are left as they were.
-std::string faulty_toml(const std::string& fault, double timeout) {
-  std::string t = test::faulty_runner_toml(fault, timeout);
-  if (wave_fault(fault) && t.find("\"wave\"") == std::string::npos) {
-    const size_t at = t.find("\"trap\"]");
-    EXPECT_NE(at, std::string::npos) << t;
-    if (at != std::string::npos) t.insert(at + 6, ", \"wave\"");
-  }
-  return t;
-}
-
 std::unique_ptr<runners::Runner> faulty(const std::string& fault, double timeout = 20) {
-  auto spec = runners::parse_process_spec(faulty_toml(fault, timeout), fault + ".toml");
+  auto spec = runners::parse_process_spec(test::faulty_runner_toml(fault, timeout), fault + ".toml");
   EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
   return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
 }
