@@ -35,9 +35,15 @@ inline void lanes_pure(Machine& m, WarpState& w, uint32_t* d, F&& f) {
     // Every lane's result is blended into d under exec expanded to one word per
     // lane (all ones for an active lane) with and / andnot / or: no branches, and
     // the blend vectorises.
+    // The loop over the whole wave is kept apart from the window's: with a
+    // start of 0 it vectorises better, and normal mode is the common case.
     const uint32_t* on = m.exec_words(w);
-    const uint32_t hi = m.win_hi();
-    for (uint32_t l = m.win_lo(); l < hi; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
+    const uint32_t lo = m.win_lo(), hi = m.win_hi();
+    if (hi - lo == wave) {
+      for (uint32_t l = 0; l < wave; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
+    } else {
+      for (uint32_t l = lo; l < hi; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
+    }
   }
 }
 

@@ -270,8 +270,7 @@ void Machine::write_special(WarpState& w, isa::Special s, uint32_t v) {
 // wave.window: normal mode acts on every lane; a part's pass on the part's lanes,
 // where a shared register's lane p*simd + i addresses lane i's storage.
 void Machine::set_window(const WarpState& w) {
-  win_mode_ = w.mode;
-  win_part_ = w.part;
+  win_key_ = window_key(w);
   if (w.mode == WaveMode::Normal || w.part >= parts_) {
     win_lo_ = 0, win_hi_ = win_n_ = wave_, win_mask_ = full_;
     voff_ = voffs_[0].data();
@@ -404,7 +403,7 @@ std::optional<Status> Machine::advance(uint64_t n) {
       return finish(no_ready_status());  // exec.status.deadlock, trap.paused
     }
     WarpState& w = st_.warps[static_cast<size_t>(wi)];
-    if (w.mode != win_mode_ || w.part != win_part_) [[unlikely]]
+    if (window_key(w) != win_key_) [[unlikely]]
       set_window(w);  // wave.window
     const uint64_t exec = w.exec;
     if (trace_) trace_(TraceRecord{steps_, static_cast<uint32_t>(wi), w.pc, exec});

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cassert>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -270,8 +271,13 @@ class Machine {
   // where shared registers start p*simd words earlier (wave.shared).
   const size_t* voff_ = nullptr;
   std::array<std::vector<size_t>, 5> voffs_;
-  WaveMode win_mode_ = WaveMode::Normal;
-  uint8_t win_part_ = 0;
+  // The mode and part the window was set for, as window_key() reads them.
+  uint16_t win_key_ = 0;
+  static uint16_t window_key(const WarpState& w) {
+    uint16_t k;
+    std::memcpy(&k, &w.mode, sizeof k);  // mode and part, adjacent: one load
+    return k;
+  }
   uint32_t parts_ = 1, simd_ = 0, shared_base_ = 0;
   std::array<uint64_t, 4> part_masks_{};
   MachineState st_;

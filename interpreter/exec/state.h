@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -65,6 +66,8 @@ struct WarpState {
   std::array<uint64_t, isa::kNumPreds + 1> preds{};  // preds[kPredTrue] is all ones
   bool operator==(const WarpState&) const = default;
 };
+// Machine::window_key reads mode and part as one 16-bit word.
+static_assert(offsetof(WarpState, part) == offsetof(WarpState, mode) + 1);
 
 // Per-core trap-controller registers (state.core): ESR, TGID, TBA.
 struct CoreState {
