@@ -169,7 +169,8 @@ std::string faulty_runner_toml(std::string_view fault, double timeout) {
          "\"]\ntimeout = " + std::to_string(timeout) +
          "\n[capabilities]\nwaves = [1, 2, 4, 8, 16, 32, 64]\n"
          "policies = [\"round_robin\", \"lowest_pc_first\", \"oldest_first\", \"random\"]\n"
-         "features = [\"alu\", \"mem\", \"xlane\", \"bar\", \"branch\", \"watomic\", \"trap\", \"wave\"]\n"
+         "features = [\"alu\", \"mem\", \"xlane\", \"bar\", \"branch\", \"watomic\", \"trap\", "
+         "\"wave\"]\n"
          "extras = [\"validate\", \"livelock\", \"trace\", \"no_validate\", \"host\"]\n";
 }
 
