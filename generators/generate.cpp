@@ -143,6 +143,18 @@ Gen<int> aligned_offset(Width w) {
 
 Gen<std::vector<Stmt>> body(Ctx c, int size);
 
+// One kind drawn by weight (a weight of 0 rules a kind out; all 0 gives Alu).
+Kind pick_weighted(const std::vector<std::pair<uint32_t, Kind>>& kinds) {
+  uint32_t total = 0;
+  for (const auto& k : kinds) total += k.first;
+  uint32_t r = *g::inRange<uint32_t>(0, total);
+  for (const auto& k : kinds) {
+    if (r < k.first) return k.second;
+    r -= k.first;
+  }
+  return Kind::Alu;
+}
+
 // A statement's kind, by weight among those allowed in context c. The choice
 // shrinks towards the first kinds (plain ALU operations).
 Kind choose_kind(const Ctx& c, int size) {
@@ -185,14 +197,7 @@ Kind choose_kind(const Ctx& c, int size) {
                                {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
                                {c.traps ? o.trap_weight : 0u, Kind::Trap}});
   }
-  uint32_t total = 0;
-  for (const auto& k : kinds) total += k.first;
-  uint32_t r = *g::inRange<uint32_t>(0, total);
-  for (const auto& k : kinds) {
-    if (r < k.first) return k.second;
-    r -= k.first;
-  }
-  return Kind::Alu;
+  return pick_weighted(kinds);
 }
 
 // A statement's kind inside a region's body (oracle.model.regions): lane-local
@@ -239,14 +244,7 @@ Kind choose_region_kind(const Ctx& c, int size) {
                                {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
                                {c.traps ? o.trap_weight : 0u, Kind::Trap}});
   }
-  uint32_t total = 0;
-  for (const auto& k : kinds) total += k.first;
-  uint32_t r = *g::inRange<uint32_t>(0, total);
-  for (const auto& k : kinds) {
-    if (r < k.first) return k.second;
-    r -= k.first;
-  }
-  return Kind::Alu;
+  return pick_weighted(kinds);
 }
 
 Gen<Stmt> statement(Ctx c, int size) {

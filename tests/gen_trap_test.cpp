@@ -45,12 +45,6 @@ exec::Outcome reference(const Program& p) {
   return test::outcome(gen::print(p), opt);
 }
 
-std::unique_ptr<runners::Runner> faulty(const std::string& fault) {
-  auto spec = runners::parse_process_spec(test::faulty_runner_toml(fault, 20), fault + ".toml");
-  EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
-  return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
-}
-
 // ---- the program model ----------------------------------------------------------
 
 // oracle.model.handler: the recording handler logs each event of the raising
@@ -367,39 +361,8 @@ void PrintTo(const Case& c, std::ostream* os) {
 class TrapFault : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TrapFault, IsFoundAndWrittenAsARegressionTest) {
-  const std::string invariant = GetParam().invariant, fault = GetParam().fault;
-  fs::path dir = fs::temp_directory_path() / ("simtspec_trapfault_" + invariant + "_" + fault +
-                                              "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  auto runner = faulty(fault);
-  gen::FuzzOptions o;
-  o.invariants = {invariant};
-  o.seed = 20261122;
-  o.count = 3000;
-  o.jobs = 2;
-  o.runner = runner.get();
-  o.runner_factory = [fault] { return faulty(fault); };
-  o.out_dir = dir.string();
-  o.max_shrink_seconds = 60;
-  std::string log;
-  gen::FuzzResult r = gen::fuzz(o, [&](const std::string& l) { log += l + "\n"; });
-  ASSERT_EQ(r.failures.size(), 1u) << fault << " was not found in " << r.programs << " programs\n"
-                                   << log;
-  const gen::FuzzFailure& f = r.failures[0];
-  ASSERT_FALSE(f.file.empty()) << log;
-  std::string err;
-  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
-  ASSERT_EQ(suite.tests.size(), 1u)
-      << (suite.bad.empty() ? "" : suite.bad.begin()->second[0].message);
-  test::expect_lints(suite);
-  auto reference_runner = runners::make_reference_runner();
-  EXPECT_TRUE(test::run_suite(*reference_runner, suite).ok()) << test::read_all(f.file);
-  auto on_fault = test::run_suite(*runner, suite);
-  EXPECT_GT(on_fault.counts["fail"], 0u) << test::read_all(f.file);
-  runner->shutdown();
-  std::cout << invariant << ", " << fault << ": found after " << r.programs << " programs, "
-            << f.original_instructions << " -> " << f.shrunk_instructions << " instructions\n";
-  fs::remove_all(dir);
+  test::FoundFault found;
+  test::fuzz_finds_fault(GetParam().invariant, GetParam().fault, &found);
 }
 
 std::vector<Case> trap_cases() {
@@ -418,11 +381,7 @@ std::vector<Case> trap_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Faults, TrapFault, ::testing::ValuesIn(trap_cases()),
                          [](const auto& info) {
-                           std::string n =
-                               std::string(info.param.invariant) + "_" + info.param.fault;
-                           for (auto& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
+                           return test::fault_case_name(info.param.invariant, info.param.fault);
                          });
 
 // ---- regression tests and shrinking -------------------------------------------------

@@ -68,12 +68,6 @@ exec::Outcome reference(const Program& p) {
   return test::outcome(gen::print(p));
 }
 
-std::unique_ptr<runners::Runner> faulty(const std::string& fault) {
-  auto spec = runners::parse_process_spec(test::faulty_runner_toml(fault, 20), fault + ".toml");
-  EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
-  return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
-}
-
 size_t count_kind(const std::vector<Stmt>& b, Kind k) {
   size_t n = 0;
   for (const auto& s : b)
@@ -380,7 +374,7 @@ TEST(WaveInvariants, ModeEquivalenceSeesScalarsOncePerPass) {
   auto c = check("mode-equivalence", p);
   ASSERT_TRUE(c.ok) << c.message;
   EXPECT_EQ(c.counts["oracle:region-passes"], 2u);
-  auto runner = faulty("scalar-once-per-region");
+  auto runner = test::faulty_runner("scalar-once-per-region");
   gen::OracleContext ctx;
   ctx.runner = runner.get();
   c = gen::find_invariant("mode-equivalence")->check(p, gen::print(p), ctx);
@@ -434,45 +428,14 @@ void PrintTo(const Case& c, std::ostream* os) {
 class WaveFault : public ::testing::TestWithParam<Case> {};
 
 TEST_P(WaveFault, IsFoundShrunkAndWrittenAsARegressionTest) {
-  const std::string invariant = GetParam().invariant, fault = GetParam().fault;
-  fs::path dir = fs::temp_directory_path() / ("simtspec_wavefault_" + invariant + "_" + fault +
-                                              "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  auto runner = faulty(fault);
-  gen::FuzzOptions o;
-  o.invariants = {invariant};
-  o.seed = kCiSeed;
-  o.count = 3000;
-  o.jobs = 2;
-  o.runner = runner.get();
-  o.runner_factory = [fault] { return faulty(fault); };
-  o.out_dir = dir.string();
-  o.max_shrink_seconds = 60;
-  std::string log;
-  gen::FuzzResult r = gen::fuzz(o, [&](const std::string& l) { log += l + "\n"; });
-  ASSERT_EQ(r.failures.size(), 1u) << fault << " was not found in " << r.programs << " programs\n"
-                                   << log;
-  const gen::FuzzFailure& f = r.failures[0];
-  ASSERT_FALSE(f.file.empty()) << log;
-  EXPECT_LT(f.shrunk_instructions, f.original_instructions) << log;
-  EXPECT_LE(f.shrunk_instructions, 20u) << test::read_all(f.file);
-  const std::string text = test::read_all(f.file);
-  EXPECT_NE(text.find("generator_version = " + std::to_string(gen::kGeneratorVersion)),
+  test::FoundFault found;
+  test::fuzz_finds_fault(GetParam().invariant, GetParam().fault, &found);
+  if (HasFatalFailure()) return;
+  EXPECT_LT(found.shrunk_instructions, found.original_instructions) << found.text;
+  EXPECT_LE(found.shrunk_instructions, 20u) << found.text;
+  EXPECT_NE(found.text.find("generator_version = " + std::to_string(gen::kGeneratorVersion)),
             std::string::npos);
-  EXPECT_NE(text.find("subv.begin"), std::string::npos) << text;
-  std::string err;
-  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
-  ASSERT_EQ(suite.tests.size(), 1u)
-      << (suite.bad.empty() ? "" : suite.bad.begin()->second[0].message);
-  test::expect_lints(suite);
-  auto reference_runner = runners::make_reference_runner();
-  EXPECT_TRUE(test::run_suite(*reference_runner, suite).ok()) << text;
-  auto on_fault = test::run_suite(*runner, suite);
-  EXPECT_GT(on_fault.counts["fail"], 0u) << text;
-  runner->shutdown();
-  std::cout << invariant << ", " << fault << ": found after " << r.programs << " programs, "
-            << f.original_instructions << " -> " << f.shrunk_instructions << " instructions\n";
-  fs::remove_all(dir);
+  EXPECT_NE(found.text.find("subv.begin"), std::string::npos) << found.text;
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, WaveFault,
@@ -483,11 +446,7 @@ INSTANTIATE_TEST_SUITE_P(Faults, WaveFault,
                                            Case{"wave-equivalence", "scalar-once-per-region"},
                                            Case{"software-loop", "scalar-once-per-region"}),
                          [](const auto& info) {
-                           std::string n =
-                               std::string(info.param.invariant) + "_" + info.param.fault;
-                           for (auto& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
+                           return test::fault_case_name(info.param.invariant, info.param.fault);
                          });
 
 // ---- modesel ------------------------------------------------------------------------

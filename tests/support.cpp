@@ -10,7 +10,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "fuzz.h"
 #include "lint.h"
+#include "process.h"
+#include "reference.h"
 #include "text/parser.h"
 
 namespace simt::exec {
@@ -206,6 +209,63 @@ harness::Summary run_suite(runners::Runner& runner, const harness::Suite& suite,
   return harness::run(runner, suite, harness::select(suite, o), o, [&](const json::Value& r) {
     if (each) each(r);
   });
+}
+
+}  // namespace simt::test
+
+namespace simt::test {
+
+std::unique_ptr<runners::Runner> faulty_runner(const std::string& fault, double timeout) {
+  auto spec = runners::parse_process_spec(faulty_runner_toml(fault, timeout), fault + ".toml");
+  EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
+  return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
+}
+
+void fuzz_finds_fault(const std::string& invariant, const std::string& fault, FoundFault* out) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() /
+                 ("simtspec_fault_" + invariant + "_" + fault + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto runner = faulty_runner(fault);
+  gen::FuzzOptions o;
+  o.invariants = {invariant};
+  o.seed = 20261122;
+  o.count = 3000;
+  o.jobs = 2;
+  o.runner = runner.get();
+  o.runner_factory = [fault] { return faulty_runner(fault); };
+  o.out_dir = dir.string();
+  o.max_shrink_seconds = 60;
+  std::string log;
+  gen::FuzzResult r = gen::fuzz(o, [&](const std::string& l) { log += l + "\n"; });
+  ASSERT_EQ(r.failures.size(), 1u) << fault << " was not found in " << r.programs << " programs\n"
+                                   << log;
+  const gen::FuzzFailure& f = r.failures[0];
+  ASSERT_FALSE(f.file.empty()) << log;
+  out->programs = r.programs;
+  out->original_instructions = f.original_instructions;
+  out->shrunk_instructions = f.shrunk_instructions;
+  out->text = read_all(f.file);
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  ASSERT_EQ(suite.tests.size(), 1u)
+      << (suite.bad.empty() ? "" : suite.bad.begin()->second[0].message);
+  expect_lints(suite);
+  auto reference_runner = runners::make_reference_runner();
+  EXPECT_TRUE(run_suite(*reference_runner, suite).ok()) << out->text;
+  auto on_fault = run_suite(*runner, suite);
+  EXPECT_GT(on_fault.counts["fail"], 0u) << out->text;
+  runner->shutdown();
+  std::cout << invariant << ", " << fault << ": found after " << r.programs << " programs, "
+            << f.original_instructions << " -> " << f.shrunk_instructions << " instructions\n";
+  fs::remove_all(dir);
+}
+
+std::string fault_case_name(std::string_view invariant, std::string_view fault) {
+  std::string n = std::string(invariant) + "_" + std::string(fault);
+  for (auto& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
 }
 
 }  // namespace simt::test

@@ -119,4 +119,25 @@ extern const char* const kSignedCompareTest;
 // protocol), claiming every capability of the machine so far.
 std::string faulty_runner_toml(std::string_view fault, double timeout = 20);
 
+// The faulty implementation with one named fault, as a process runner.
+std::unique_ptr<runners::Runner> faulty_runner(const std::string& fault, double timeout = 20);
+
+// What fuzz_finds_fault found: the failure, its regression test's text, and how
+// many programs were checked.
+struct FoundFault {
+  uint64_t programs = 0;
+  uint64_t original_instructions = 0, shrunk_instructions = 0;
+  std::string text;
+};
+
+// oracle.fuzz with --runner, oracle.regress: `simtspec fuzz --invariant
+// INVARIANT` (seed 20261122, 3000 programs, two jobs) against the faulty
+// implementation with `fault` finds it once, shrinks the failure and writes a
+// regression test that lints, passes on the reference and fails on the fault.
+// Fills `out` (callers check HasFatalFailure() before using it).
+void fuzz_finds_fault(const std::string& invariant, const std::string& fault, FoundFault* out);
+
+// A parameterised test's name from an invariant and a fault ('-' becomes '_').
+std::string fault_case_name(std::string_view invariant, std::string_view fault);
+
 }  // namespace simt::test
