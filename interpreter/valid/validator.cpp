@@ -358,7 +358,10 @@ class Validator {
     if (!p_.vshared.value || *p_.vshared.value >= c_.vregs) return;
     const uint32_t base = *p_.vshared.value;
     using Set = std::bitset<256>;
-    for (const auto& [begin, end] : regions_) {
+    for (const auto& region : regions_) {
+      // Plain variables: clang (the fuzz build) does not let the lambda below
+      // capture structured bindings.
+      const uint32_t begin = region.first, end = region.second;
       std::vector<std::optional<Set>> at(size_t{end} - begin + 1);  // index pc - begin
       std::vector<int> depth(at.size(), 0);  // entries opened in the region (valid.flow.join)
       std::deque<uint32_t> work;
