@@ -58,10 +58,7 @@ size_t max_instructions(const std::string& invariant, const std::string& fault) 
 }
 
 std::unique_ptr<runners::Runner> faulty(const std::string& fault, double timeout = 20) {
-  auto spec =
-      runners::parse_process_spec(test::faulty_runner_toml(fault, timeout), fault + ".toml");
-  EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));
-  return runners::make_process_runner(std::get<runners::ProcessSpec>(spec));
+  return test::faulty_runner(fault, timeout);
 }
 
 // For worker processes (oracle.fuzz.jobs): each opens its own instance.

@@ -24,13 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using gen::Program;
 
-gen::Check check(const std::string& invariant, const Program& p, uint64_t seed = 0,
-                 runners::Runner* runner = nullptr) {
-  gen::OracleContext ctx;
-  ctx.seed = seed;
-  ctx.runner = runner;
-  return gen::find_invariant(invariant)->check(p, gen::print(p), ctx);
-}
+using test::check;
 
 void assert_holds(const std::string& invariant, uint64_t seed = 0) {
   Program p = *gen::program(gen::options_for(invariant));

@@ -30,13 +30,7 @@ namespace fs = std::filesystem;
 using gen::Program;
 using namespace test::genb;
 
-gen::Check check(const std::string& invariant, const Program& p, uint64_t seed = 0,
-                 runners::Runner* runner = nullptr) {
-  gen::OracleContext ctx;
-  ctx.seed = seed;
-  ctx.runner = runner;
-  return gen::find_invariant(invariant)->check(p, gen::print(p), ctx);
-}
+using test::check;
 
 // The reference's outcome of a generated program, with its host script.
 exec::Outcome reference(const Program& p) {

@@ -56,13 +56,7 @@ Stmt exit_lanes_below(int32_t lane) {
   return exit_(cmp("cmp.lt", Lane(), I(lane), 2));
 }
 
-gen::Check check(const std::string& invariant, const Program& p, uint64_t seed = 0,
-                 runners::Runner* runner = nullptr) {
-  gen::OracleContext ctx;
-  ctx.seed = seed;
-  ctx.runner = runner;
-  return gen::find_invariant(invariant)->check(p, gen::print(p), ctx);
-}
+using test::check;
 
 exec::Outcome reference(const Program& p) {
   return test::outcome(gen::print(p));

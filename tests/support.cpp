@@ -215,6 +215,14 @@ harness::Summary run_suite(runners::Runner& runner, const harness::Suite& suite,
 
 namespace simt::test {
 
+gen::Check check(const std::string& invariant, const gen::Program& p, uint64_t seed,
+                 runners::Runner* runner) {
+  gen::OracleContext ctx;
+  ctx.seed = seed;
+  ctx.runner = runner;
+  return gen::find_invariant(invariant)->check(p, gen::print(p), ctx);
+}
+
 std::unique_ptr<runners::Runner> faulty_runner(const std::string& fault, double timeout) {
   auto spec = runners::parse_process_spec(faulty_runner_toml(fault, timeout), fault + ".toml");
   EXPECT_TRUE(std::holds_alternative<runners::ProcessSpec>(spec));

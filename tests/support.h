@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "host/host.h"
 #include "json.h"
+#include "oracles.h"
 #include "syntax/ast.h"
 #include "syntax/diag.h"
 
@@ -118,6 +119,11 @@ extern const char* const kSignedCompareTest;
 // implementation with one named fault ("none": the reference behind the
 // protocol), claiming every capability of the machine so far.
 std::string faulty_runner_toml(std::string_view fault, double timeout = 20);
+
+// One invariant's check of a generated program (oracle.invariant.*), with the
+// seed and runner (none: the reference) it is given.
+gen::Check check(const std::string& invariant, const gen::Program& p, uint64_t seed = 0,
+                 runners::Runner* runner = nullptr);
 
 // The faulty implementation with one named fault, as a process runner.
 std::unique_ptr<runners::Runner> faulty_runner(const std::string& fault, double timeout = 20);
