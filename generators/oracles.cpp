@@ -148,8 +148,13 @@ bool runnable(const host::Loaded& loaded, const runners::RunRequest& req, Oracle
     l.simd = loaded.config.simd_width();
     l.warps = loaded.config.warps;
     l.workgroups = loaded.config.workgroups;
-    if (std::string why = harness::policy_dependence(req, l); !why.empty()) {
-      c.unsupported = why;
+    harness::PolicyCheck pc = harness::policy_dependence(req, l, runners::kDefaultTimeout);
+    if (!pc.error.empty()) {
+      c = failing(pc.error);
+      return false;
+    }
+    if (!pc.depends.empty()) {
+      c.unsupported = pc.depends;
       return false;
     }
   }
@@ -172,7 +177,11 @@ std::optional<model::Outcome> run_implementation(const host::Loaded& loaded,
     return std::nullopt;
   }
   if (got.kind == runners::RunResult::Kind::Error) {
-    c = failing(ctx.runner->name() + " failed to run the program: " + got.message);
+    // runner.lifecycle.restart: an implementation that dies on the program fails it,
+    // with how it ended and what it wrote to its error stream.
+    std::string msg = ctx.runner->name() + " failed to run the program: " + got.message;
+    if (!got.stderr_text.empty()) msg += "; its standard error: " + got.stderr_text.substr(0, 2000);
+    c = failing(msg);
     return std::nullopt;
   }
   if (got.kind == runners::RunResult::Kind::Rejected) {

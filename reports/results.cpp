@@ -105,6 +105,27 @@ size_t count_of(const std::map<std::string, size_t>& counts, std::string_view st
   return it == counts.end() ? 0 : it->second;
 }
 
+std::string thousands(uint64_t n) {
+  std::string d = std::to_string(n), out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i && (d.size() - i) % 3 == 0) out += ',';
+    out += d[i];
+  }
+  return out;
+}
+
+std::string share_run(size_t run, size_t total) {
+  std::string pct;
+  if (total == 0)
+    pct = "n/a";
+  else if (run > 0 && run * 100 < total)
+    pct = "<1%";
+  else
+    pct = std::to_string(run * 100 / total) + "%";
+  return thousands(run) + " of " + thousands(total) + " configuration" + (total == 1 ? "" : "s") +
+         " run (" + pct + ")";
+}
+
 std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records) {
   std::map<std::string, size_t> c;
   for (const auto& r : records)

@@ -1,5 +1,8 @@
 #include "protocol.h"
 
+#include <set>
+#include <string_view>
+
 #include <istream>
 #include <ostream>
 
@@ -52,6 +55,18 @@ std::string shutdown_line() {
   return json::dump(v) + "\n";
 }
 
+namespace {
+// runner.protocol.request: each key of an object at most once (JSON allows
+// repeats; the protocol does not, since which one counts would be a guess).
+std::optional<std::string> duplicate_key(const json::Value& v) {
+  if (!v.is_object()) return std::nullopt;
+  std::set<std::string_view> seen;
+  for (const auto& [k, x] : v.as_object())
+    if (!seen.insert(k).second) return k.substr(0, 60);
+  return std::nullopt;
+}
+}  // namespace
+
 std::variant<ServerRequest, std::string> parse_request_line(const std::string& line) {
   auto parsed = json::parse(line);
   if (auto* e = std::get_if<json::ParseError>(&parsed))
@@ -65,17 +80,24 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
            "\"";
   const json::Value* op = v.find("op");
   if (!op || !op->is_string()) return std::string("request needs an \"op\"");
+  if (auto dup = duplicate_key(v)) return "duplicate key '" + *dup + "' in the request";
   ServerRequest r;
-  if (const json::Value* id = v.find("id"); id && id->is_int()) r.id = id->as_int();
+  const json::Value* id = v.find("id");
+  if (id && id->is_int()) r.id = id->as_int();
   if (op->as_string() == "shutdown") {
     r.op = ServerRequest::Op::Shutdown;
     return r;
   }
   if (op->as_string() != "run") return "unknown op '" + op->as_string() + "'";
+  // runner.protocol.request: a run request's id is an integer that fits 64 bits
+  // signed; 1.5 or 1e23 is not one (and is never answered as if it were 0).
+  if (!id || !id->is_int())
+    return std::string("run request needs \"id\": an integer from -2^63 to 2^63 - 1");
   const json::Value* prog = v.find("program");
   if (!prog || !prog->is_string()) return std::string("run request needs a string \"program\"");
   r.req.program = prog->as_string();
   if (const json::Value* cfg = v.find("config")) {
+    if (auto dup = duplicate_key(*cfg)) return "duplicate key 'config." + *dup + "'";
     std::string err;
     if (!RunConfig::from_json(*cfg, r.req.config, err)) return err;
   }
@@ -95,6 +117,7 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
     for (size_t i = 0; i < items.size(); ++i) {
       const std::string where = "host[" + std::to_string(i) + "]";
       if (!items[i].is_object()) return "\"" + where + "\" must be an object";
+      if (auto dup = duplicate_key(items[i])) return where + ": duplicate key '" + *dup + "'";
       std::vector<host::HostField> keys;
       for (const auto& [k, val] : items[i].as_object()) {
         if (val.is_int())
