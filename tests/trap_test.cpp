@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol.h"
+#include "reference.h"
 #include "support.h"
 
 namespace simt {
@@ -144,6 +146,54 @@ H:
   EXPECT_EQ(o.event->code, Event::DoubleFault);
   EXPECT_EQ(o.event->inner, Event::DivZero);
   EXPECT_EQ(o.event->pc, 2u);
+}
+
+// trap.double, event.lane, runner.protocol.response: a double fault carries its
+// inner event's lane, and its address and space when the inner event is a
+// memory event; nothing else. Checked on the outcome and on the protocol's
+// response.
+TEST(Trap, DoubleFaultCarriesTheInnerEventsFields) {
+  struct Case {
+    const char* handler;  // after `H:`, in a program whose only warp does `sys 1`
+    Event inner;
+    int32_t lane;
+    const char* space;  // "" for none
+    uint32_t addr;
+  };
+  const Case cases[] = {
+      {"    shl v1, %lane, 2\n    ld v2, buf[v1 + 12]\n", Event::MemOutOfBounds, 3, "buf", 24},
+      {"    ld s2, buf[28]\n", Event::MemOutOfBounds, -1, "buf", 28},
+      {"    mov v1, 1\n    st buf[6], v1\n", Event::MemMisaligned, 0, "buf", 6},
+      {"    sub v2, %lane, 5\n    div v3, 7, v2\n", Event::DivZero, 5, "", 0},
+      {"    div s3, 7, 0\n", Event::DivZero, -1, "", 0},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.handler);
+    const std::string text = std::string(".wave 8\n.handler H\n.buffer other u32[2] in\n") +
+                             ".buffer buf u32[6] inout\n    sys 1\n    exit\nH:\n" + c.handler +
+                             "    tclear\n    tret\n";
+    auto o = outcome(text);
+    ASSERT_EQ(o.status, Status::Trapped);
+    EXPECT_EQ(o.event->code, Event::DoubleFault);
+    EXPECT_EQ(o.event->inner, c.inner);
+    EXPECT_EQ(o.event->lane, c.lane);
+    EXPECT_EQ(o.event->space, c.space);
+    EXPECT_EQ(o.event->addr, c.addr);
+    runners::RunRequest req;
+    req.program = text;
+    const json::Value v = runners::response_json(runners::run_reference(req), 1);
+    const json::Value* e = v.find("event");
+    ASSERT_TRUE(e) << json::dump(v);
+    EXPECT_EQ(e->find("name")->as_string(), "double_fault");
+    EXPECT_EQ(e->find("lane") != nullptr, c.lane >= 0) << json::dump(v);
+    EXPECT_EQ(e->find("space") != nullptr, *c.space != 0) << json::dump(v);
+    EXPECT_EQ(e->find("addr") != nullptr, *c.space != 0) << json::dump(v);
+    EXPECT_EQ(e->find("code"), nullptr) << json::dump(v);
+    if (*c.space) {
+      EXPECT_EQ(e->find("space")->as_string(), c.space);
+      EXPECT_EQ(e->find("addr")->as_uint(), c.addr);
+    }
+  }
 }
 
 // trap.context, trap.resume: the handler runs with every live lane and its own
