@@ -196,6 +196,31 @@ TEST(Trap, DoubleFaultCarriesTheInnerEventsFields) {
   }
 }
 
+// exec.commit, trap.entry: an instruction whose event a handler handles counts
+// as one step (the entry); one whose event ends the launch (no handler, a double
+// fault, no room for a frame) is not counted.
+TEST(Trap, StepsCountAHandledEventOnceAndAnEndingOneNot) {
+  const char* handled = ".wave 4\n.handler H\n    nop\n    sys 1\n    exit\nH:\n    tret\n";
+  auto h = outcome(handled);
+  ASSERT_EQ(h.status, Status::Completed);
+  EXPECT_EQ(h.steps, 4u);  // nop, sys (the entry), tret, exit
+  auto d = outcome(
+      ".wave 4\n.handler H\n    nop\n    sys 1\n    exit\nH:\n    nop\n"
+      "    div s1, 1, 0\n    tret\n");
+  ASSERT_EQ(d.status, Status::Trapped);
+  EXPECT_EQ(d.event->code, Event::DoubleFault);
+  EXPECT_EQ(d.steps, 3u);  // nop, sys (the entry), nop; not the div
+  auto none = outcome(".wave 4\n    nop\n    sys 1\n    exit\n");
+  ASSERT_EQ(none.status, Status::Trapped);
+  EXPECT_EQ(none.steps, 1u);  // nop; not the sys
+  auto room = outcome(
+      ".wave 4\n.stack 32\n.handler H\n    nop\n    sys 1\n    exit\nH:\n"
+      "    tret\n");
+  ASSERT_EQ(room.status, Status::Trapped);
+  EXPECT_EQ(room.event->code, Event::FrameOverflow);
+  EXPECT_EQ(room.steps, 1u);  // nop; not the sys
+}
+
 // trap.context, trap.resume: the handler runs with every live lane and its own
 // stacks; the user's exec and mask stack come back exactly.
 TEST(Trap, UserExecAndStacksAreRestored) {
