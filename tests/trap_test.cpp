@@ -359,5 +359,72 @@ TEST(TrapValidation, ModesAndDisjointCode) {
                   .loaded);
 }
 
+// trap.terms: user code, handler code and unreached code, as the flow analysis
+// reaches them. Each case is a program and the clause of its first error, or
+// nullptr when it validates.
+TEST(TrapValidation, UserHandlerAndUnreachedCode) {
+  struct Case {
+    const char* what;
+    const char* text;
+    const char* clause;
+    uint32_t line;  // of the first error
+  };
+  const Case cases[] = {
+      // Unreached code may hold handler-only instructions (trap.valid.mode)...
+      {"unreached tret, tclear, frame.st",
+       ".wave 4\n    exit\n    tclear\n    frame.st 0, 1\n"
+       "    tret\n",
+       nullptr, 0},
+      // ...but not reads past the register counts (trap.valid.regs).
+      {"unreached read past sregs", ".wave 4\n.sregs 4\n    exit\n    mov s1, s9\n    tret\n",
+       "valid.reg.range", 4},
+      // A vector table no reached vcall calls is unreached: its entries may hold
+      // handler-only instructions.
+      {"table without a vcall", ".wave 4\n.vtable t F\n    exit\nF:\n    tclear\n    ret\n",
+       nullptr, 0},
+      // With a vcall in user code, its entries are user code.
+      {"table with a user vcall",
+       ".wave 4\n.vtable t F\n    vcall 0\n    exit\nF:\n    tclear\n    ret\n", "trap.valid.mode",
+       6},
+      // With a vcall in handler code only, its entries are handler code: the only
+      // error is the vcall (not the entry's tclear, not "both").
+      {"table with a handler vcall",
+       ".wave 4\n.handler H\n.vtable t F\n    sys 1\n    exit\nF:\n    tclear\n    ret\nH:\n"
+       "    vcall 0\n    tret\n",
+       "trap.valid.mode", 10},
+      // A handler entry at PC 0 makes the program's entry handler code as well.
+      {"handler entry at PC 0", ".wave 4\n.handler S\nS:\n    nop\n    exit\n",
+       "trap.valid.disjoint", 4},
+      // A handler entry at the end runs past it at once, like a call to the end.
+      {"handler entry at the end", ".wave 4\n.handler_entry E\n    exit\nE:\n", "trap.valid.mode",
+       2},
+      {".handler at the end", ".wave 4\n    nop\n.handler E\n    exit\nE:\n", "trap.valid.mode", 3},
+      {"call to the end", ".wave 4\n    call E\n    exit\nE:\n", "valid.flow.calls", 2},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto r = host::load(c.text);
+    if (!c.clause) {
+      EXPECT_TRUE(r.loaded) << r.diags.format("t");
+      continue;
+    }
+    if (r.loaded || r.diags.list().empty()) {
+      ADD_FAILURE() << "validates; expected " << c.clause;
+      continue;
+    }
+    EXPECT_EQ(r.diags.first().clause, c.clause) << r.diags.format("t");
+    EXPECT_EQ(r.diags.first().span.line, c.line) << r.diags.format("t");
+  }
+  // Without the flow checks none of these is checked (format.validate): a handler
+  // entry at the end loads, and entering it runs past the end in handler mode.
+  host::LoadOptions off;
+  off.validate_flow = false;
+  EXPECT_TRUE(host::load(".wave 4\n.handler E\n    sys 1\n    exit\nE:\n", off).loaded);
+  auto o = outcome(".wave 4\n.handler E\n    sys 1\n    exit\nE:\n", off);
+  ASSERT_EQ(o.status, Status::Trapped);
+  EXPECT_EQ(o.event->code, Event::DoubleFault);
+  EXPECT_EQ(o.event->inner, Event::PcRange);
+}
+
 }  // namespace
 }  // namespace simt
