@@ -953,6 +953,33 @@ TEST(TrapProtocol, StepsAreExactUpTo2To64Minus1) {
   }
 }
 
+// runner.protocol.request: top-level fields the protocol does not name are ignored,
+// in either version; unknown keys inside `config` or a host action are errors.
+TEST(TrapProtocol, UnknownTopLevelFieldsAreIgnored) {
+  for (const char* version : {"simtspec-runner/1", "simtspec-runner/1.1"}) {
+    SCOPED_TRACE(version);
+    std::string line = run_line(version, "");
+    line.insert(line.size() - 1, R"(, "priority": 3, "tags": ["a", {"b": null}], "config2": {})");
+    auto parsed = runners::parse_request_line(line);
+    ASSERT_TRUE(std::holds_alternative<runners::ServerRequest>(parsed))
+        << std::get<std::string>(parsed);
+    auto r = runners::run_reference(std::get<runners::ServerRequest>(parsed).req);
+    ASSERT_EQ(r.kind, runners::RunResult::Kind::Outcome) << r.message;
+    EXPECT_EQ(r.outcome.status, "completed");
+  }
+  std::string config = run_line("simtspec-runner/1", "");
+  config.insert(config.size() - 1, R"(, "config": {"wave": 4, "colour": 1})");
+  auto bad_config = runners::parse_request_line(config);
+  ASSERT_TRUE(std::holds_alternative<std::string>(bad_config));
+  EXPECT_NE(std::get<std::string>(bad_config).find("colour"), std::string::npos)
+      << std::get<std::string>(bad_config);
+  auto bad_action = runners::parse_request_line(
+      run_line("simtspec-runner/1.1", R"([{"step": 1, "action": "resume", "colour": 1}])"));
+  ASSERT_TRUE(std::holds_alternative<std::string>(bad_action));
+  EXPECT_NE(std::get<std::string>(bad_action).find("colour"), std::string::npos)
+      << std::get<std::string>(bad_action);
+}
+
 // trap.host.errors: in the protocol, an error of the script against the program
 // (here an undefined label, at index 1) is a rejection without a line.
 TEST(TrapProtocol, ScriptErrorsAreRejectionsWithoutALine) {
