@@ -25,7 +25,7 @@ json::Value request_json(const RunRequest& req, int64_t id) {
     json::Array host;
     for (const auto& h : req.host) {
       json::Value a;
-      a["step"] = static_cast<int64_t>(h.step);
+      a["step"] = h.step;  // up to 2^64 - 1, written in full (trap.host.toml)
       a["action"] = std::string(syntax::host_kind_name(h.kind));
       if (h.kind != syntax::HostKind::BindVtable) {
         if (h.core == syntax::kAllCores)
@@ -120,14 +120,20 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
       if (auto dup = duplicate_key(items[i])) return where + ": duplicate key '" + *dup + "'";
       std::vector<host::HostField> keys;
       for (const auto& [k, val] : items[i].as_object()) {
-        if (val.is_int())
-          keys.push_back({k, host::HostValue{val.as_int()}});
+        // trap.host.toml: integers exactly, up to 2^64 - 1 in magnitude (json::Value
+        // holds those above INT64_MAX as unsigned; larger ones come as doubles).
+        if (val.is_uint())
+          keys.push_back({k, host::HostValue{host::HostInt{false, val.as_uint()}}});
+        else if (val.is_int())
+          keys.push_back(
+              {k, host::HostValue{host::HostInt{true, 0 - static_cast<uint64_t>(val.as_int())}}});
         else if (val.is_bool())
           keys.push_back({k, host::HostValue{val.as_bool()}});
         else if (val.is_string())
           keys.push_back({k, host::HostValue{val.as_string()}});
         else
-          return where + ": '" + k.substr(0, 40) + "' must be an integer, a boolean or a string";
+          return where + ": '" + k.substr(0, 40) +
+                 "' must be an integer (up to 18446744073709551615), a boolean or a string";
       }
       syntax::HostStep step;
       if (auto e = host::host_step_from(keys, step)) return where + ": " + *e;

@@ -131,9 +131,10 @@ std::optional<std::string> host_step_from(const std::vector<HostField>& keys,
   };
   const HostValue* step = find("step");
   const HostValue* action = find("action");
-  if (!step || !std::holds_alternative<int64_t>(*step) || std::get<int64_t>(*step) < 0)
-    return std::string("'step' must be given as a non-negative integer");
-  out.step = static_cast<uint64_t>(std::get<int64_t>(*step));
+  const HostInt* step_n = step ? std::get_if<HostInt>(step) : nullptr;
+  if (!step_n || step_n->negative)
+    return std::string("'step' must be given as an integer from 0 to 18446744073709551615");
+  out.step = step_n->magnitude;
   if (!action || !std::holds_alternative<std::string>(*action))
     return std::string(
         "'action' must be given as a string (interrupt, bind_tba, bind_vtable, single_step, "
@@ -162,17 +163,17 @@ std::optional<std::string> host_step_from(const std::vector<HostField>& keys,
   }
   out.core = syntax::kAllCores;
   if (const HostValue* c = find("core")) {
-    if (auto* n = std::get_if<int64_t>(c); n && *n >= 0 && *n < exec::kMaxCores)
-      out.core = static_cast<int32_t>(*n);
+    if (auto* n = std::get_if<HostInt>(c); n && !n->negative && n->magnitude < exec::kMaxCores)
+      out.core = static_cast<int32_t>(n->magnitude);
     else if (auto* str = std::get_if<std::string>(c); !str || *str != "all")
       return std::string("'core' must be a core index or \"all\"");
   }
   out.code = 0;
   if (const HostValue* c = find("code")) {
-    auto* n = std::get_if<int64_t>(c);
-    if (!n || *n < 0 || *n > 0xffffff)
+    auto* n = std::get_if<HostInt>(c);
+    if (!n || n->negative || n->magnitude > 0xffffff)
       return std::string("'code' must be an integer from 0 to 16777215 (trap.cause)");
-    out.code = static_cast<uint32_t>(*n);
+    out.code = static_cast<uint32_t>(n->magnitude);
   }
   if (out.kind == HostKind::SingleStep) {
     const HostValue* on = find("on");

@@ -44,8 +44,16 @@ struct LoadOptions {
   std::vector<syntax::HostStep> host;  // trap.host: the launch's host script
 };
 
+// trap.host.toml: an integer of a host action exactly as written, as its sign and
+// magnitude, so that every value up to 2^64 - 1 is exact (a step goes up to
+// max_steps - 1, and max_steps up to 2^64 - 1). Readers give no HostInt for a value
+// they cannot hold: it is an error located where it was written.
+struct HostInt {
+  bool negative = false;  // never with magnitude 0
+  uint64_t magnitude = 0;
+};
 // trap.host: the value of one key of a host action, as TOML or JSON gave it.
-using HostValue = std::variant<int64_t, bool, std::string>;
+using HostValue = std::variant<HostInt, bool, std::string>;
 struct HostField {
   std::string key;
   HostValue value;
