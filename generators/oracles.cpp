@@ -161,6 +161,18 @@ bool runnable(const host::Loaded& loaded, const runners::RunRequest& req, Oracle
   return true;
 }
 
+// runner.lifecycle.restart: an implementation that could not run the program (it
+// died, hung or answered wrongly) fails it, with how it ended and the first line
+// of what it wrote to its error stream.
+std::string run_error(const runners::Runner& runner, const runners::RunResult& got) {
+  std::string msg = runner.name() + " failed to run the program: " + got.message;
+  if (!got.stderr_text.empty()) {
+    std::string err = got.stderr_text.substr(0, got.stderr_text.find('\n'));
+    msg += "; its standard error: " + err.substr(0, 300);
+  }
+  return msg;
+}
+
 // The outcome of the program on the implementation under test: the reference in
 // process, or ctx.runner. Unset (with c.unsupported or a failure in c) if it
 // could not be run.
@@ -177,11 +189,7 @@ std::optional<model::Outcome> run_implementation(const host::Loaded& loaded,
     return std::nullopt;
   }
   if (got.kind == runners::RunResult::Kind::Error) {
-    // runner.lifecycle.restart: an implementation that dies on the program fails it,
-    // with how it ended and what it wrote to its error stream.
-    std::string msg = ctx.runner->name() + " failed to run the program: " + got.message;
-    if (!got.stderr_text.empty()) msg += "; its standard error: " + got.stderr_text.substr(0, 2000);
-    c = failing(msg);
+    c = failing(run_error(*ctx.runner, got));
     return std::nullopt;
   }
   if (got.kind == runners::RunResult::Kind::Rejected) {
@@ -567,8 +575,7 @@ Check differential(const Program& p, const std::string& text, OracleContext& ctx
     return c;
   }
   if (got.kind == runners::RunResult::Kind::Error)
-    return c.ok = false,
-           c.message = ctx.runner->name() + " failed to run the program: " + got.message, c;
+    return c.ok = false, c.message = run_error(*ctx.runner, got), c;
   harness::Layout l;
   l.wave = p.wave;
   l.simd = p.wave;

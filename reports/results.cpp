@@ -182,11 +182,29 @@ std::string junit_xml(const ResultsFile& r) {
   }
   auto counts = count_statuses(r.records);
   auto n = [&](const char* k) { return count_of(counts, k); };
+  // results.junit: an interrupted run is one more error, so that a JUnit reader
+  // cannot take the results that ran for the whole run.
+  const json::Value* intr = r.summary.is_object() ? r.summary.find("interrupted") : nullptr;
+  const bool interrupted = intr && intr->is_bool() && intr->as_bool();
+  const size_t extra = interrupted ? 1 : 0;
   std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o += "<testsuites name=\"simtspec " + xml_escape(r.runner_name()) + "\" tests=\"" +
-       std::to_string(r.records.size()) + "\" failures=\"" +
-       std::to_string(n("fail") + n("xpass")) + "\" errors=\"" + std::to_string(n("error")) +
-       "\" skipped=\"" + std::to_string(n("unsupported") + n("xfail")) + "\">\n";
+       std::to_string(r.records.size() + extra) + "\" failures=\"" +
+       std::to_string(n("fail") + n("xpass")) + "\" errors=\"" +
+       std::to_string(n("error") + extra) + "\" skipped=\"" +
+       std::to_string(n("unsupported") + n("xfail")) + "\">\n";
+  if (interrupted) {
+    const json::Value* sel = r.summary.find("selected");
+    const json::Value* sig = r.summary.find("signal");
+    o += "  <testsuite name=\"simtspec\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" "
+         "time=\"0.000\">\n    <testcase classname=\"simtspec\" name=\"run\" time=\"0.000\">\n"
+         "      <error message=\"" +
+         xml_escape("interrupted" + (sig && sig->is_string() ? " by " + sig->as_string() : "") +
+                    ": " + std::to_string(r.records.size()) + " of " +
+                    (sel && sel->is_number() ? std::to_string(sel->as_uint()) : "?") +
+                    " results written") +
+         "\"/>\n    </testcase>\n  </testsuite>\n";
+  }
   for (const auto& [feature, recs] : suites) {
     size_t f = 0, e = 0, s = 0;
     double time = 0;

@@ -487,13 +487,30 @@ l:  add s0, s0, 1
         << said;
     EXPECT_NE(said.find("report: " + out.string() + "/index.html"), std::string::npos) << said;
     EXPECT_TRUE(fs::exists(out / "results.json"));
-    EXPECT_TRUE(fs::exists(out / "junit.xml"));
+    EXPECT_NE(read_all(out / "junit.xml")
+                  .find("<error message=\"interrupted by " + name + ": 2 of 5 results written\"/>"),
+              std::string::npos)
+        << read_all(out / "junit.xml");
     EXPECT_NE(read_all(out / "index.html").find("interrupted by " + name), std::string::npos);
     const std::string jl = read_all(out / "results.jsonl");
     EXPECT_NE(jl.find("\"interrupted\":true"), std::string::npos) << jl;
     EXPECT_EQ(jl.find("demo.runaway"), std::string::npos) << "the cut-short run is left out";
     EXPECT_EQ(jl.find("demo.cmp_later_"), std::string::npos) << "nothing starts after the signal";
   }
+}
+
+// runner.lifecycle.restart: a runner that dies on every fifth request fails the
+// differential fuzz (the program it died on), with its standard error; it is not
+// retried into a pass.
+TEST_F(Cli, FuzzDifferentialSeesARunnerThatDiesNowAndThen) {
+  write_all(dir() / "crash5.toml", test::faulty_runner_toml("crash-every-5"));
+  auto r = simtspec("fuzz --invariant differential --count 20 --seed 1 --shrink-time 1 --out " +
+                    quote((dir() / "crash5_out").string()) + " --runner " +
+                    quote((dir() / "crash5.toml").string()));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("differential: FAILED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("heap corrupted"), std::string::npos) << r.out;
 }
 
 // results.lock: a second run on an output folder in use stops at once.

@@ -350,6 +350,13 @@ TEST(Lint, ProblemsAreReportedAtTheirLines) {
                                 ".max_steps 10000001\n.buffer out"));
   write(dir / "e.simt", replace(replace(kGood, "demo.add", "demo.e"), ".buffer out",
                                 ".max_steps 10000000\n.buffer out"));  // at the bound: fine
+  // Above the bound, but the test expects a rejection: its program never runs.
+  write(dir / "f.simt",
+        replace(replace(replace(replace(kGood, "demo.add", "demo.f"), ".buffer out",
+                                ".max_steps 10000001\n.buffer out"),
+                        "; status = \"completed\"\n; [expect.buffers.out]\n; each = \"lane * 2\"\n",
+                        "; status = \"rejected\"\n"),
+                "    exit\n", "    exit\n    bogus\n"));
   std::string err;
   auto suite = harness::load_suite(harness::discover({dir.string()}, err));
   auto issues = harness::lint(suite, harness::load_clauses(test::source_path("spec")));
