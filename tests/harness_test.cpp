@@ -558,6 +558,50 @@ TEST(Harness, VerdictsThatDecideACertificate) {
   EXPECT_TRUE(sum.ok());
 }
 
+// format.requires, runner.capabilities: a configuration that needs an extra the runner
+// lacks (validate, livelock, no_validate, host) is unsupported, names the extra, and
+// never reaches the runner.
+TEST(Harness, ConfigurationsNeedingAMissingExtraAreUnsupported) {
+  size_t calls = 0;
+  FunctionRunner bare([&](const runners::RunRequest& req) {
+    ++calls;
+    return runners::run_reference(req);
+  });
+  harness::Options o;
+  o.differential = false;
+  struct Case {
+    std::string extra, text;
+  };
+  const std::string rejected =
+      replace(replace(kGood, "; status = \"completed\"\n; [expect.buffers.out]\n; each = \"lane * "
+                             "2\"\n",
+                      "; status = \"rejected\"\n"),
+              "    exit\n", "    exit\n    bogus\n");
+  const std::string unvalidated = replace(kGood, "; [matrix]", "; validate = false\n; [matrix]");
+  const std::string hosted = replace(kGood, "; [expect]",
+                                     "; [[host]]\n; step = 1\n; action = \"single_step\"\n"
+                                     "; core = 0\n; on = false\n; [expect]");
+  for (const Case& c : std::vector<Case>{{"validate", rejected},
+                                         {"livelock", kLivelockTest},
+                                         {"no_validate", unvalidated},
+                                         {"host", hosted}}) {
+    bare.caps_ = runners::make_reference_runner()->capabilities();
+    bare.caps_.extras.erase(c.extra);
+    calls = 0;
+    auto recs = run_one(bare, "needs_" + c.extra, c.text, o);
+    ASSERT_FALSE(recs.empty()) << c.extra;
+    for (const auto& r : recs) {
+      EXPECT_EQ(status_of(r), "unsupported") << c.extra << ": " << json::dump(r);
+      EXPECT_EQ(r.find("message")->as_string(), "the runner lacks " + c.extra);
+    }
+    EXPECT_EQ(calls, 0u) << c.extra;
+    // With the extra, the same test runs.
+    bare.caps_.extras.insert(c.extra);
+    recs = run_one(bare, "needs_" + c.extra, c.text, o);
+    EXPECT_NE(status_of(recs[0]), "unsupported") << c.extra;
+  }
+}
+
 // results.record `reference`: a differential record carries the reference's outcome
 // also when the configuration fails against its expectation (before the
 // comparison with the reference would have run).
