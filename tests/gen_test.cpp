@@ -292,8 +292,12 @@ TEST(Shrink, StopsAtTheTimeBudgetWithAFailingProgram) {
   EXPECT_TRUE(st.out_of_time);
   EXPECT_GE(st.attempts, 1u);
   EXPECT_LT(st.attempts, unlimited.attempts);
+  // What comes back is the last accepted simplification, not the original (how
+  // many are accepted before the deadline depends on the machine's speed, so the
+  // simplification need not have removed an instruction yet).
   EXPECT_TRUE(host::load(gen::print(s)).loaded.has_value());
-  EXPECT_LT(gen::instruction_count(s), gen::instruction_count(p));
+  EXPECT_GE(st.accepted, 1u);
+  EXPECT_NE(gen::print(s), gen::print(p));
   EXPECT_FALSE(unlimited.out_of_time);
 }
 

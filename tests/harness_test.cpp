@@ -543,6 +543,35 @@ TEST(Harness, VerdictsThatDecideACertificate) {
     EXPECT_NE(r.find("message")->as_string().find("elements, expected"), std::string::npos);
   }
 
+  // An event field the expectation names (here the code of a system call, and the
+  // warp) must match: a code one off fails.
+  const std::string syscall_test = R"(; simtspec-test 1
+; id = "demo.syscall"
+; title = "without a handler, a system call ends the launch trapped with its code"
+; clauses = ["trap.none"]
+; features = ["alu", "trap"]
+; [expect]
+; status = "trapped"
+; [expect.event]
+; name = "syscall"
+; warp = 0
+; code = 42
+    mov s0, 1
+    sys 42
+    exit
+)";
+  FunctionRunner code_off([](const runners::RunRequest& req) {
+    auto r = runners::run_reference(req);
+    if (r.outcome.event && r.outcome.event->code) *r.outcome.event->code += 1;
+    return r;
+  });
+  recs = run_one(code_off, "syscall", syscall_test, o);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "fail");
+  EXPECT_EQ(recs[0].find("message")->as_string(), "event code is 43, expected 42");
+  recs = run_one(same, "syscall", syscall_test, o);
+  EXPECT_EQ(status_of(recs[0]), "pass");
+
   // A test on the expected-failure list that passes is `xpass`, and the run is not ok.
   FunctionRunner listed([](const runners::RunRequest& req) { return runners::run_reference(req); });
   listed.xfail_ = {"demo.livelock"};
