@@ -36,13 +36,13 @@ using syntax::Value;
 // ---- AST builders ----------------------------------------------------------------
 
 Value reg(RegFile f, uint32_t i) {
-  return Value{f, i, 0, {}};
+  return Value{f, i, 0};
 }
 Value imm(int64_t v) {
-  return Value{RegFile::Imm, 0, v, {}};
+  return Value{RegFile::Imm, 0, v};
 }
 Value special(isa::Special s) {
-  return Value{RegFile::Special, static_cast<uint32_t>(s), 0, {}};
+  return Value{RegFile::Special, static_cast<uint32_t>(s), 0};
 }
 
 Operand val(Value v) {

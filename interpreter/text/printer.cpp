@@ -23,7 +23,7 @@ std::string print_value(const syntax::Value& v) {
     case RegFile::Special:
       return "%" + std::string(isa::special_info(static_cast<isa::Special>(v.index)).name);
     case RegFile::Imm:
-      return v.text.empty() ? std::to_string(v.imm) : v.text;
+      return std::to_string(v.imm);
     case RegFile::None:
       return "";
   }
@@ -33,15 +33,16 @@ std::string print_value(const syntax::Value& v) {
 std::string print_operand(const syntax::Operand& o) {
   switch (o.type) {
     case OperandType::Value:
-      return print_value(o.value);
+      return o.value.file == RegFile::Imm && !o.spelling.empty() ? o.spelling
+                                                                 : print_value(o.value);
     case OperandType::Pred:
       return (o.negate ? "!" : "") + print_value(o.value);
     case OperandType::Label:
       return o.name;
     case OperandType::Mem: {
       std::string s = o.name + "[";
-      if (!o.offset_text.empty()) {
-        s += print_value(o.value) + o.offset_text;
+      if (!o.spelling.empty()) {
+        s += print_value(o.value) + o.spelling;
       } else if (o.value.file == RegFile::None) {
         s += std::to_string(o.offset);
       } else {

@@ -9,6 +9,8 @@
 
 namespace simt::text {
 
+// A value alone: registers by name, an immediate in decimal (print_operand prints
+// an immediate operand as the program spells it).
 std::string print_value(const syntax::Value& v);
 std::string print_operand(const syntax::Operand& o);
 std::string print_stmt(const syntax::Stmt& s);  // one statement, no indentation
