@@ -186,16 +186,20 @@ std::string print(const syntax::Program& p) {
   if (p.vshared.value) out += ".vshared " + std::to_string(*p.vshared.value) + "\n";
   for (const auto& b : p.buffers) out += print_buffer(b) + "\n";
   if (!out.empty()) out += "\n";
-  int depth = 0;
+  // syntax.print.indent: the blocks open around each statement (an `else` is
+  // outside its own `if` block, a closing statement outside the block it closes).
+  size_t depth = 0;
   for (const auto& s : p.stmts) {
     // A sub-vector region's body is indented like a block (wave.enter).
     const bool begin = s.kind == StmtKind::Instr && s.op == isa::Op::SubvBegin;
     const bool end = s.kind == StmtKind::Instr && s.op == isa::Op::SubvEnd;
-    if (s.kind == StmtKind::EndIf || s.kind == StmtKind::EndLoop || end)
-      depth = std::max(0, depth - 1);
-    int indent = s.kind == StmtKind::Label ? 0 : 4 + 2 * depth;
-    if (s.kind == StmtKind::Else) indent = std::max(4, indent - 2);
-    out += std::string(static_cast<size_t>(indent), ' ') + print_stmt(s) + "\n";
+    if ((s.kind == StmtKind::EndIf || s.kind == StmtKind::EndLoop || end) && depth > 0) --depth;
+    const size_t around = s.kind == StmtKind::Else && depth > 0 ? depth - 1 : depth;
+    const size_t indent =
+        s.kind == StmtKind::Label ? 0 : 4 + 2 * std::min(around, size_t{kMaxIndentDepth});
+    out.append(indent, ' ');
+    out += print_stmt(s);
+    out += '\n';
     if (s.kind == StmtKind::If || s.kind == StmtKind::Loop || begin) ++depth;
   }
   return out;
