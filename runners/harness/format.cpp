@@ -81,11 +81,6 @@ struct Bad {
   std::string message;
 };
 
-uint32_t line_of(const toml::value& v, uint32_t offset) {
-  auto l = v.location().line();
-  return l == 0 ? 0 : static_cast<uint32_t>(l) + offset;
-}
-
 json::Value to_json(const toml::value& v) {
   if (v.is_boolean()) return v.as_boolean();
   if (v.is_integer()) return static_cast<int64_t>(v.as_integer());
@@ -110,8 +105,8 @@ json::Value to_json(const toml::value& v) {
 
 class HeaderReader {
  public:
-  HeaderReader(const toml::value& doc, uint32_t offset, TestFile& t, std::vector<FormatError>& errs)
-      : doc_(doc), off_(offset), t_(t), errs_(errs) {}
+  HeaderReader(const host::TomlDoc& doc, TestFile& t, std::vector<FormatError>& errs)
+      : toml_(doc), doc_(doc.root), t_(t), errs_(errs) {}
 
   void run() {
     static const std::set<std::string> allowed = {"id",        "title",    "clauses", "features",
@@ -120,7 +115,7 @@ class HeaderReader {
     for (const auto& [k, v] : doc_.as_table())
       if (!allowed.count(k)) err(v, "unknown key '" + k + "'");
     t_.id = str("id", true);
-    if (doc_.contains("id")) t_.id_line = line_of(doc_.at("id"), off_);
+    if (doc_.contains("id")) t_.id_line = toml_.line(doc_.at("id"));
     if (!t_.id.empty() && !std::regex_match(t_.id, std::regex("[a-z0-9_.\\-]+")))
       err(doc_.at("id"), "id '" + t_.id + "' may only use a-z, 0-9, '_', '.' and '-'");
     t_.title = str("title", true);
@@ -128,7 +123,7 @@ class HeaderReader {
     t_.features = strs("features", true);
     t_.required = strs("requires", false);
     if (doc_.contains("host"))  // trap.host.toml: the launch's host script
-      if (auto e = host::host_from_toml(doc_.at("host"), t_.path, off_, t_.host))
+      if (auto e = host::host_from_toml(toml_, doc_.at("host"), t_.path, t_.host))
         errs_.push_back({e->line, e->message});
     for (const auto& f : t_.features)
       if (!known_features().count(f)) err(doc_.at("features"), "unknown feature tag '" + f + "'");
@@ -157,9 +152,7 @@ class HeaderReader {
   }
 
  private:
-  void err(const toml::value& v, std::string m) {
-    errs_.push_back({line_of(v, off_), std::move(m)});
-  }
+  void err(const toml::value& v, std::string m) { errs_.push_back({toml_.line(v), std::move(m)}); }
   void err0(std::string m) { errs_.push_back({0, std::move(m)}); }
 
   std::string str(const char* key, bool required) {
@@ -402,8 +395,8 @@ class HeaderReader {
       err(e, "a test expecting trapped must name the event ([expect.event] name = ...)");
   }
 
+  const host::TomlDoc& toml_;  // the lines of its values are lines of the file
   const toml::value& doc_;
-  uint32_t off_;
   TestFile& t_;
   std::vector<FormatError>& errs_;
 };
@@ -441,13 +434,12 @@ std::variant<TestFile, std::vector<FormatError>, NotATest> parse_test(const std:
   }
   t.header_lines = n;
   // format.header: the header is TOML (so UTF-8); its line 1 is the file's line 2.
-  auto parsed = host::parse_toml(toml_text, path);
+  auto parsed = host::parse_toml(toml_text, 2);
   if (auto* e = std::get_if<host::TomlError>(&parsed)) {
-    errs.push_back({e->line ? e->line + 1 : 0, "header is not valid TOML: " + e->message});
+    errs.push_back({e->line, "header is not valid TOML: " + e->message});
     return errs;
   }
-  const toml::value& doc = std::get<toml::value>(parsed);
-  HeaderReader(doc, 1, t, errs).run();
+  HeaderReader(std::get<host::TomlDoc>(parsed), t, errs).run();
   if (!errs.empty()) return errs;
   return t;
 }
