@@ -371,9 +371,20 @@ class Validator {
     std::vector<const syntax::Directive<std::string>*> handlers;
     if (p_.handler.value) handlers.push_back(&p_.handler);
     for (const auto& e : p_.handler_entries) handlers.push_back(&e);
+    // trap.terms: a handler entry at PC 0 makes the program's entry handler code too.
+    bool handler_at_entry = false;
     for (const auto* h : handlers) {
       auto it = label_pc_.find(*h->value);
-      if (it != label_pc_.end() && it->second < size_ && !is_root[it->second]) {
+      if (it == label_pc_.end()) continue;  // valid.label.defined reports it
+      if (it->second >= size_) {
+        // trap.valid.mode: like a call to the end (valid.flow.calls).
+        err(h->span,
+            "handler entry '" + *h->value +
+                "' is the end of the program: the handler would run past the last instruction",
+            "trap.valid.mode");
+      } else if (it->second == 0) {
+        handler_at_entry = true;
+      } else if (!is_root[it->second]) {
         is_root[it->second] = true;
         entries.push_back(it->second);
         kinds.push_back(Ctx::Handler);
@@ -396,7 +407,7 @@ class Validator {
       analyse(static_cast<uint32_t>(i + 1), entries[i], i < roots ? kinds[i] : Ctx::Function,
               entries, is_called, ctxs.back());
     }
-    modes(entries, roots, ctxs);
+    modes(entries, roots, handler_at_entry, ctxs);
     shared_reads();
   }
 
@@ -479,12 +490,14 @@ class Validator {
     bool vcalls = false;            // it reaches a vcall (trap.vector)
   };
 
-  // trap.valid.disjoint, trap.valid.mode: user code is what PC 0 reaches, with the
-  // functions it calls; handler code what the handler entry reaches, likewise.
-  // The modes flow along the call graph from the roots with a work list (each
-  // context's mode changes at most twice); every vcall calls every vector-table
-  // entry, through one node standing for them all.
-  void modes(const std::vector<uint32_t>& entries, size_t roots, const std::vector<Context>& ctxs) {
+  // trap.terms, trap.valid.disjoint, trap.valid.mode: user code is what PC 0
+  // reaches, with the functions it calls; handler code what a handler entry
+  // reaches, likewise; unreached code (mode 0) is neither. The modes flow along
+  // the call graph from the roots with a work list (each context's mode changes at
+  // most twice); every vcall calls every vector-table entry, through one node
+  // standing for them all.
+  void modes(const std::vector<uint32_t>& entries, size_t roots, bool handler_at_entry,
+             const std::vector<Context>& ctxs) {
     enum : uint8_t { kUser = 1, kHandler = 2 };
     const size_t vnode = entries.size();  // the vector-table entries
     std::vector<uint8_t> ctx_mode(entries.size() + 1, 0);
@@ -495,7 +508,7 @@ class Validator {
       uint8_t& m = ctx_mode[to];
       if ((m | mode) != m) m |= mode, work.push_back(to);
     };
-    reach(0, kUser);
+    reach(0, handler_at_entry ? kUser | kHandler : kUser);
     for (size_t i = 1; i < roots; ++i) reach(i, kHandler);
     while (!work.empty()) {
       const size_t i = work.front();
