@@ -45,7 +45,7 @@ void count_operands(const syntax::Program& ast, std::map<std::string, uint64_t>&
       switch (o.type) {
         case OperandType::Value:
           if (o.value.file == RegFile::Imm)
-            ++counts["operand:imm-" + notation_of(o.value.text)];
+            ++counts["operand:imm-" + notation_of(o.spelling)];
           else if (o.value.file == RegFile::Special)
             ++counts["operand:special-%" +
                      std::string(isa::special_info(static_cast<isa::Special>(o.value.index)).name)];
@@ -62,7 +62,7 @@ void count_operands(const syntax::Program& ast, std::map<std::string, uint64_t>&
                              : o.value.file == RegFile::S  ? "scalar-base"
                                                            : "special-base";
           ++counts[std::string("operand:mem-") + base];
-          if (o.offset < 0 || (!o.offset_text.empty() && o.offset_text[0] == '-'))
+          if (o.offset < 0 || (!o.spelling.empty() && o.spelling[0] == '-'))
             ++counts["operand:mem-negative-offset"];
           else if (o.offset > 0)
             ++counts["operand:mem-positive-offset"];

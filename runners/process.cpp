@@ -34,10 +34,10 @@ namespace {
 // a required key is missing from (no line for the file's top level).
 class SpecReader {
  public:
-  explicit SpecReader(const std::string& file) : file_(file) {}
+  SpecReader(const std::string& file, const host::TomlDoc& doc) : file_(file), doc_(doc) {}
 
   std::string at(const toml::value& v) const {
-    return file_ + ":" + std::to_string(v.location().line()) + ": ";
+    return file_ + ":" + std::to_string(doc_.line(v)) + ": ";
   }
   std::string top() const { return file_ + ": "; }
 
@@ -90,6 +90,7 @@ class SpecReader {
 
  private:
   std::string file_;
+  const host::TomlDoc& doc_;
 };
 
 // runner.toml `command`: a path with '/' is relative to the description's folder; a
@@ -122,12 +123,12 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
                                                           const std::string& file) {
   ProcessSpec s;
   s.file = file;
-  SpecReader r(file);
-  auto parsed = host::parse_toml(text, file);
+  auto parsed = host::parse_toml(text);
   if (auto* e = std::get_if<host::TomlError>(&parsed))
     return file + ":" + (e->line ? std::to_string(e->line) + ":" : std::string()) +
            " not a usable TOML document: " + e->message;
-  const toml::value& doc = std::get<toml::value>(parsed);
+  SpecReader r(file, std::get<host::TomlDoc>(parsed));
+  const toml::value& doc = std::get<host::TomlDoc>(parsed).root;
   static const std::set<std::string> keys = {"name",         "version",    "command",
                                              "args",         "persistent", "timeout",
                                              "max_response", "xfail",      "capabilities"};

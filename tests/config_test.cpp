@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "exec/config.h"
+#include "format.h"
 #include "host/toml_text.h"
+#include "process.h"
 #include "support.h"
 
 namespace simt {
@@ -679,7 +681,7 @@ TEST(ConfigFile, NotUtf8IsALocatedError) {
 // nesting (a stack overflow); equivalent valid documents still read the same.
 TEST(TomlGuard, EmptyArrayPathsAndDeepNestingAreErrors) {
   auto err = [](const std::string& text) {
-    auto r = host::parse_toml(text, "x.toml");
+    auto r = host::parse_toml(text);
     return std::holds_alternative<host::TomlError>(r) ? std::get<host::TomlError>(r)
                                                       : host::TomlError{0, "(parsed)"};
   };
@@ -698,10 +700,9 @@ TEST(TomlGuard, EmptyArrayPathsAndDeepNestingAreErrors) {
   // Empty arrays, brackets inside strings and comments, and table headers read as
   // written (the probe copy is only a check).
   auto ok = host::parse_toml(
-      "a = []\nb = [[], [1]]\ns = \"[]\" # [] here\nt = '''x[]'''\n[tab]\nc = { d = [] }\n",
-      "x.toml");
-  ASSERT_TRUE(std::holds_alternative<toml::value>(ok)) << std::get<host::TomlError>(ok).message;
-  const auto& v = std::get<toml::value>(ok);
+      "a = []\nb = [[], [1]]\ns = \"[]\" # [] here\nt = '''x[]'''\n[tab]\nc = { d = [] }\n");
+  ASSERT_TRUE(std::holds_alternative<host::TomlDoc>(ok)) << std::get<host::TomlError>(ok).message;
+  const auto& v = std::get<host::TomlDoc>(ok).root;
   EXPECT_TRUE(toml::find(v, "a").as_array().empty());
   EXPECT_EQ(toml::find(v, "b").as_array().size(), 2u);
   EXPECT_TRUE(toml::find(v, "b").as_array()[0].as_array().empty());
@@ -711,6 +712,130 @@ TEST(TomlGuard, EmptyArrayPathsAndDeepNestingAreErrors) {
   // toml11's own syntax errors keep their line.
   auto syn = err("a = 1\nb = = 2\n");
   EXPECT_EQ(syn.line, 2u);
+}
+
+// format.toml: a key defined twice is reported at the second definition, naming the
+// key and the line of the first, in each kind of TOML file simtspec reads (toml11
+// names the first place only, and the message was its own).
+TEST(TomlGuard, DuplicateKeyIsReportedAtTheSecondDefinition) {
+  host::Overrides o;
+  EXPECT_EQ(host::parse_config_toml("[launch]\nwave = 8\nsimd = 8\nwave = 16\n", "c.toml", o),
+            "c.toml:4: duplicate key 'wave' (first at line 2)");
+  EXPECT_EQ(host::parse_config_toml("[launch]\nwave = 8\n\n[launch]\nsimd = 8\n", "c.toml", o),
+            "c.toml:4: duplicate key 'launch' (first at line 1)");
+  std::vector<syntax::HostStep> steps;
+  EXPECT_EQ(
+      host::parse_host_toml("[[host]]\nstep = 1\naction = 'resume'\nstep = 2\n", "h.toml", steps),
+      "h.toml:4:1: duplicate key 'step' (first at line 2)");
+  auto spec = runners::parse_process_spec(
+      "name = \"a\"\ncommand = \"b\"\n[capabilities]\nwaves = [8]\nwaves = [4]\n", "r.toml");
+  ASSERT_TRUE(std::holds_alternative<std::string>(spec));
+  EXPECT_EQ(std::get<std::string>(spec),
+            "r.toml:5: not a usable TOML document: duplicate key 'waves' (first at line 4)");
+  // A test header: its TOML line 1 is the file's line 2.
+  auto test = harness::parse_test(
+      "t.simt", "; simtspec-test 1\n; id = \"a.b\"\n; title = \"t\"\n; id = \"a.c\"\nexit\n");
+  ASSERT_TRUE(std::holds_alternative<std::vector<harness::FormatError>>(test));
+  const auto& errs = std::get<std::vector<harness::FormatError>>(test);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_EQ(errs[0].line, 4u);
+  EXPECT_EQ(errs[0].message, "header is not valid TOML: duplicate key 'id' (first at line 2)");
+  // Dotted keys, table headers and arrays of tables over what is already there.
+  auto err = [](const std::string& text) {
+    auto r = host::parse_toml(text);
+    return std::holds_alternative<host::TomlError>(r) ? std::get<host::TomlError>(r)
+                                                      : host::TomlError{0, "(parsed)"};
+  };
+  struct Case {
+    const char* text;
+    uint32_t line;
+    const char* message;
+  };
+  for (const Case& c :
+       {Case{"a.b = 1\nc = 2\na.b = 3\n", 3, "duplicate key 'a.b' (first at line 1)"},
+        Case{"[a]\nb.c = 1\n[a.b]\n", 3, "duplicate key 'a.b' (first at line 2)"},
+        Case{"x = {k = 1, k = 2}\n", 1, "duplicate key 'k' (first at line 1)"},
+        Case{"a = [1]\n\n[[a]]\n", 3, "duplicate key 'a' (first at line 1)"},
+        Case{"a = 1\na.b = 2\n", 2, "duplicate key 'a' (first at line 1)"}}) {
+    SCOPED_TRACE(c.text);
+    auto e = err(c.text);
+    EXPECT_EQ(e.line, c.line);
+    EXPECT_EQ(e.message, c.message);
+  }
+}
+
+// format.toml: keys have at most 32 parts and inline tables at most 256 keys (the
+// parts of a long dotted key overflowed toml11's stack; the keys of an inline table,
+// which cannot span lines, cost toml11 a scan of the whole line each). The limits
+// are errors at their line; documents within them read.
+TEST(TomlGuard, KeyPartsAndInlineTableKeysAreBounded) {
+  auto err = [](const std::string& text) {
+    auto r = host::parse_toml(text);
+    return std::holds_alternative<host::TomlError>(r) ? std::get<host::TomlError>(r)
+                                                      : host::TomlError{0, "(parsed)"};
+  };
+  auto dotted = [](size_t parts) {
+    std::string k = "a";
+    for (size_t i = 1; i < parts; ++i) k += ".a";
+    return k;
+  };
+  EXPECT_EQ(err(dotted(32) + " = 1\n").message, "(parsed)");
+  EXPECT_EQ(err("[" + dotted(32) + "]\n[[" + dotted(31) + ".b]]\n").message, "(parsed)");
+  for (const std::string& text :
+       {"\n" + dotted(33) + " = 1\n", "\n[" + dotted(33) + "]\n", "\n[[" + dotted(33) + "]]\n",
+        "\nx = {" + dotted(33) + " = 1}\n", "\n" + dotted(100000) + " = 1\n"}) {
+    SCOPED_TRACE(text.substr(0, 80));
+    auto e = err(text);
+    EXPECT_EQ(e.line, 2u);
+    EXPECT_EQ(e.message, "a key has more than 32 parts");
+  }
+  // Dots in strings and in values are not parts of a key.
+  EXPECT_EQ(err("\"" + dotted(40) + "\" = 1.5\nv = [1.5, \"" + dotted(40) + "\"]\n").message,
+            "(parsed)");
+  auto keys = [](size_t n) {
+    std::string t = "x = {";
+    for (size_t i = 0; i < n; ++i) t += (i ? ", k" : "k") + std::to_string(i) + " = 1";
+    return t + "}\n";
+  };
+  EXPECT_EQ(err(keys(256)).message, "(parsed)");
+  EXPECT_EQ(err("a = 1\n" + keys(257)).message, "an inline table holds more than 256 keys");
+  EXPECT_EQ(err("a = 1\n" + keys(257)).line, 2u);
+  // Nested inline tables count toward the outermost; arrays inside do not.
+  std::string many = "1";
+  for (int i = 0; i < 1000; ++i) many += ", 1";
+  EXPECT_EQ(err("x = {a = {b = 1, c = 2}, d = [" + many + "]}\n").message, "(parsed)");
+  std::string nested = "x = {";
+  for (size_t i = 0; i < 200; ++i) nested += "k" + std::to_string(i) + " = {a = 1}, ";
+  EXPECT_EQ(err(nested + "z = 1}\n").message, "an inline table holds more than 256 keys");
+}
+
+// format.toml: toml11 reads an array with a line break after each comma; values,
+// errors and the lines they are reported at are those of the text as written.
+TEST(TomlGuard, ArraysReadAsWrittenAtTheirLines) {
+  auto r = host::parse_toml("a = [1, [2, 3], {k = [4, 5]}, 'x,y', # c, d\n 6]\nb = \"z\"\n");
+  ASSERT_TRUE(std::holds_alternative<host::TomlDoc>(r)) << std::get<host::TomlError>(r).message;
+  const auto& doc = std::get<host::TomlDoc>(r);
+  const auto& a = toml::find(doc.root, "a").as_array();
+  ASSERT_EQ(a.size(), 5u);
+  EXPECT_EQ(a[1].as_array().size(), 2u);
+  EXPECT_EQ(toml::find(a[2], "k").as_array().size(), 2u);
+  EXPECT_EQ(a[3].as_string().str, "x,y");
+  EXPECT_EQ(a[4].as_integer(), 6);
+  EXPECT_EQ(doc.line(a[0]), 1u);
+  EXPECT_EQ(doc.line(a[3]), 1u);
+  EXPECT_EQ(doc.line(a[4]), 2u);
+  EXPECT_EQ(doc.line(toml::find(doc.root, "b")), 3u);
+  // Lines counted from the first line given.
+  auto h = host::parse_toml("a = [1, 2,\n 3]\nb = 1\n", 10);
+  ASSERT_TRUE(std::holds_alternative<host::TomlDoc>(h));
+  EXPECT_EQ(std::get<host::TomlDoc>(h).line(toml::find(std::get<host::TomlDoc>(h).root, "b")), 12u);
+  // toml11's own errors after a long array are at their line.
+  auto e = host::parse_toml("a = [1, 2, 3, 4, 5, 6]\nb = = 1\n");
+  ASSERT_TRUE(std::holds_alternative<host::TomlError>(e));
+  EXPECT_EQ(std::get<host::TomlError>(e).line, 2u);
+  e = host::parse_toml("a = [1, 2, 3, 4, 5, 6]\nb = [1, 2, 3,\n x]\n", 5);
+  ASSERT_TRUE(std::holds_alternative<host::TomlError>(e));
+  EXPECT_EQ(std::get<host::TomlError>(e).line, 6u);  // toml11 shows where the array starts
 }
 
 }  // namespace

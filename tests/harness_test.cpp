@@ -117,6 +117,13 @@ TEST(Format, RejectsMalformedHeadersWithLines) {
   errs = parse_errors(replace(kGood, "; wave = [8, 32]", "; wave = [8, 32\n"));  // not TOML
   ASSERT_EQ(errs.size(), 1u);
   EXPECT_NE(errs[0].message.find("TOML"), std::string::npos);
+  // format.expr: an unknown variable is an error of the header, at its line (it
+  // was accepted, and every run failed; found by fuzz_testfile).
+  errs = parse_errors(replace(kGood, "; each = \"lane * 2\"", "; each = \"lane * workgrps\""));
+  ASSERT_GE(errs.size(), 1u);  // then: the test checks no buffer (format.expect.nonempty)
+  EXPECT_EQ(errs[0].line, 12u);
+  EXPECT_EQ(errs[0].message.find("expect.buffers.out.each: unknown variable 'workgrps'"), 0u)
+      << errs[0].message;
 }
 
 // format.expect, format.expect.nonempty
@@ -167,9 +174,19 @@ TEST(Expr, EvaluatesLikeC) {
       std::get<harness::Expr>(bad).eval(harness::element_vars(1, 4, 4, 1, 1, 1))));
   for (const char* s : {"", "1 +", "foo(1)", "(1", "1 2", "0x", "min(1)", "lane @ 2"})
     EXPECT_TRUE(std::holds_alternative<std::string>(harness::Expr::parse(s))) << s;
-  auto unknown = std::get<harness::Expr>(harness::Expr::parse("nope + 1"));
-  EXPECT_TRUE(
-      std::holds_alternative<std::string>(unknown.eval(harness::element_vars(0, 4, 4, 1, 1, 1))));
+  // An unknown variable is an error when the expression is read, even where it
+  // would never be evaluated (it was one at evaluation: every run of the test
+  // failed, with no first difference; found by fuzz_testfile).
+  for (const char* s : {"nope + 1", "0 && nope", "lane ? 1 : workgrps"}) {
+    auto unknown = harness::Expr::parse(s);
+    ASSERT_TRUE(std::holds_alternative<std::string>(unknown)) << s;
+    EXPECT_EQ(std::get<std::string>(unknown).find("unknown variable '"), 0u)
+        << std::get<std::string>(unknown);
+  }
+  EXPECT_NE(std::get<std::string>(harness::Expr::parse("x"))
+                .find("(the variables are cores, gwarp, i, lane, simd, threads, warp, warps, wave, "
+                      "wg, workgroups)"),
+            std::string::npos);
 }
 
 runners::RunResult outcome(const std::string& status, std::vector<int64_t> values) {

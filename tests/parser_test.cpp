@@ -95,9 +95,9 @@ TEST(Statements, InstructionOperands) {
   EXPECT_EQ(a.op, isa::Op::Add);
   EXPECT_EQ(a.span, (syntax::Span{1, 5, 3}));
   ASSERT_EQ(a.operands.size(), 3u);
-  EXPECT_EQ(a.operands[0].value, (syntax::Value{RegFile::V, 1, 0, {}}));
-  EXPECT_EQ(a.operands[1].value, (syntax::Value{RegFile::S, 2, 0, {}}));
-  EXPECT_EQ(a.operands[2].value, (syntax::Value{RegFile::Imm, 0, -5, {}}));
+  EXPECT_EQ(a.operands[0].value, (syntax::Value{RegFile::V, 1, 0}));
+  EXPECT_EQ(a.operands[1].value, (syntax::Value{RegFile::S, 2, 0}));
+  EXPECT_EQ(a.operands[2].value, (syntax::Value{RegFile::Imm, 0, -5}));
   EXPECT_EQ(a.operands[1].span, (syntax::Span{1, 13, 2}));
   const auto& s = p.stmts[1];
   EXPECT_EQ(s.op, isa::Op::Sel);
@@ -276,11 +276,11 @@ TEST(MemoryOperands, Forms) {
   auto mem = [&](size_t i) { return p.stmts[i].operands[p.stmts[i].op == isa::Op::St ? 0 : 1]; };
   EXPECT_EQ(mem(0).type, OperandType::Mem);
   EXPECT_EQ(mem(0).name, "buf");
-  EXPECT_EQ(mem(0).value, (syntax::Value{RegFile::V, 2, 0, {}}));
+  EXPECT_EQ(mem(0).value, (syntax::Value{RegFile::V, 2, 0}));
   EXPECT_EQ(mem(0).offset, 0);
   EXPECT_EQ(mem(0).span, (syntax::Span{1, 8, 7}));
   EXPECT_EQ(mem(1).offset, 4);
-  EXPECT_EQ(mem(2).value, (syntax::Value{RegFile::S, 2, 0, {}}));
+  EXPECT_EQ(mem(2).value, (syntax::Value{RegFile::S, 2, 0}));
   EXPECT_EQ(mem(2).offset, -8);
   EXPECT_EQ(mem(3).value.file, RegFile::None);
   EXPECT_EQ(mem(3).offset, 16);
@@ -333,7 +333,7 @@ TEST(Structured, Keywords) {
     EXPECT_EQ(p.stmts[i].span.line, i + 1);
   }
   ASSERT_EQ(p.stmts[0].operands.size(), 1u);
-  EXPECT_EQ(p.stmts[0].operands[0].value, (syntax::Value{RegFile::P, 0, 0, {}}));
+  EXPECT_EQ(p.stmts[0].operands[0].value, (syntax::Value{RegFile::P, 0, 0}));
   EXPECT_TRUE(p.stmts[1].operands.empty());
   EXPECT_TRUE(p.stmts[4].operands.empty());  // `break` means `break pt`
   ASSERT_EQ(p.stmts[5].operands.size(), 1u);

@@ -36,13 +36,13 @@ using syntax::Value;
 // ---- AST builders ----------------------------------------------------------------
 
 Value reg(RegFile f, uint32_t i) {
-  return Value{f, i, 0, {}};
+  return Value{f, i, 0};
 }
 Value imm(int64_t v) {
-  return Value{RegFile::Imm, 0, v, {}};
+  return Value{RegFile::Imm, 0, v};
 }
 Value special(isa::Special s) {
-  return Value{RegFile::Special, static_cast<uint32_t>(s), 0, {}};
+  return Value{RegFile::Special, static_cast<uint32_t>(s), 0};
 }
 
 Operand val(Value v) {
@@ -341,6 +341,34 @@ TEST(Printer, InstructionNumbersAsWritten) {
 
 // print_size keeps the meaning of every tree, parenthesising where precedence or left
 // associativity needs it.
+// syntax.print.indent: 4 spaces plus 2 per open block, at most 32 blocks counted;
+// else and the closing statements align with their opening statement; labels at
+// the start of the line.
+TEST(Printer, IndentationCountsAtMost32Blocks) {
+  std::string src;
+  for (int i = 0; i < 34; ++i) src += "if p0\n";
+  src += "l:\nnop\nelse\nsubv.begin\nnop\nsubv.end\n";
+  for (int i = 0; i < 34; ++i) src += "endif\n";
+  auto r = text::parse(src + "endloop\nexit\n");  // an unmatched endloop closes nothing
+  ASSERT_TRUE(r.ok()) << r.diags.format("t");
+  std::vector<std::string> lines;
+  std::istringstream in(text::print(r.program));
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 34u + 6 + 34 + 2);
+  auto spaces = [&](size_t i) { return lines.at(i).find_first_not_of(' '); };
+  for (size_t i = 0; i < 34; ++i) EXPECT_EQ(spaces(i), 4 + 2 * std::min<size_t>(i, 32)) << i;
+  EXPECT_EQ(lines[34], "l:");
+  EXPECT_EQ(spaces(35), 68u);                           // nop: 34 blocks open
+  EXPECT_EQ(lines[36], std::string(68, ' ') + "else");  // outside its if: 33 blocks
+  EXPECT_EQ(spaces(37), 68u);                           // subv.begin
+  EXPECT_EQ(spaces(38), 68u);                           // inside the region: 35 blocks
+  EXPECT_EQ(spaces(39), 68u);                           // subv.end
+  EXPECT_EQ(spaces(40), 68u);                           // the innermost endif: 33 blocks
+  EXPECT_EQ(spaces(40 + 33), 4u);                       // the outermost endif
+  EXPECT_EQ(lines[74], "    endloop");
+  EXPECT_EQ(lines[75], "    exit");
+}
+
 TEST(Printer, SizeExpressionsKeepTheirShape) {
   using K = SizeExpr::Kind;
   const SizeExpr a = num(1), b = sym("wave"), c = num(3);

@@ -342,6 +342,25 @@ TEST(FlowJoin, MessageNamesTheEntryKinds) {
                  "one path arrives with no entry, another with 1 entry (if)");
 }
 
+// valid.flow.join: past eight entries the message names the innermost eight after
+// `...` (it named every entry, so a deep join's message grew with the nesting).
+TEST(FlowJoin, MessageNamesTheInnermostEightEntries) {
+  // `depth` entries (a loop, then ifs) reach `j` from the cbr; one more if from
+  // the fall-through, which arrives second.
+  auto program = [](int depth) {
+    std::string s = "    lpush\n";
+    for (int i = 1; i < depth; ++i) s += "    push p0\n";
+    return s + "    cbr p1, j\n    push p2\nj:\n    nop\n    exit\n";
+  };
+  // The join is at `nop`, on line depth + 4.
+  expect_invalid_among(program(7), 11, 5,
+                       "one path arrives with 7 entries (loop, if, if, if, if, if, if), another "
+                       "with 8 entries (loop, if, if, if, if, if, if, if)");
+  expect_invalid_among(program(40), 44, 5,
+                       "one path arrives with 40 entries (..., if, if, if, if, if, if, if, if), "
+                       "another with 41 entries (..., if, if, if, if, if, if, if, if)");
+}
+
 // valid.flow.order: breadth-first, fall-through before the branch target; the
 // first stack to reach an instruction is its stack and a later different one is
 // the error there.

@@ -298,6 +298,9 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
     else if (s.kind == StmtKind::Instr)
       ++pc;
   }
+  prog.insns.reserve(pc);
+  prog.text.reserve(pc);
+  prog.spans.reserve(pc);
   if (ex.handler.value) {  // trap.install
     auto it = labels.find(*ex.handler.value);
     if (it == labels.end()) {

@@ -48,12 +48,13 @@ bool read_file(const std::string& path, std::string& out, std::string& err) {
 
 std::optional<std::string> parse_config_toml(std::string_view text, const std::string& name,
                                              Overrides& out) {
-  auto parsed = parse_toml(text, name);
+  auto parsed = parse_toml(text);
   if (auto* e = std::get_if<TomlError>(&parsed))
     return name + ":" + (e->line ? std::to_string(e->line) + ":" : std::string()) + " " +
            e->message;
   try {
-    const toml::value& data = std::get<toml::value>(parsed);
+    const TomlDoc& doc = std::get<TomlDoc>(parsed);
+    const toml::value& data = doc.root;
     for (const auto& [key, value] : data.as_table()) {
       if (key != "launch") return name + ": unknown table or key '" + key + "' (expected [launch])";
       if (!value.is_table()) return name + ": 'launch' must be a table";
@@ -62,7 +63,7 @@ std::optional<std::string> parse_config_toml(std::string_view text, const std::s
     for (const auto& entry : toml::find(data, "launch").as_table()) {
       const std::string& key = entry.first;
       const toml::value& v = entry.second;  // a plain reference: lambdas may capture it
-      auto where = name + ":" + std::to_string(v.location().line()) + ": ";
+      auto where = name + ":" + std::to_string(doc.line(v)) + ": ";
       auto integer = [&](uint64_t max) -> std::optional<uint64_t> {
         if (!v.is_integer() || v.as_integer() < 0 || static_cast<uint64_t>(v.as_integer()) > max)
           return std::nullopt;
@@ -193,17 +194,18 @@ std::optional<std::string> host_step_from(const std::vector<HostField>& keys,
 
 std::optional<std::string> parse_host_toml(std::string_view text, const std::string& name,
                                            std::vector<syntax::HostStep>& out) {
-  auto parsed = parse_toml(text, name);
+  auto parsed = parse_toml(text);
   if (auto* e = std::get_if<TomlError>(&parsed))
     return name + ":" + std::to_string(e->line ? e->line : 1) + ":1: " + e->message;
   try {
-    const toml::value& data = std::get<toml::value>(parsed);
+    const TomlDoc& doc = std::get<TomlDoc>(parsed);
+    const toml::value& data = doc.root;
     for (const auto& [key, value] : data.as_table())
       if (key != "host")
-        return name + ":" + std::to_string(value.location().line()) + ":1: unknown key '" +
+        return name + ":" + std::to_string(doc.line(value)) + ":1: unknown key '" +
                key.substr(0, 40) + "' (a host script holds [[host]] tables only)";
     if (!data.contains("host")) return std::nullopt;
-    if (auto e = host_from_toml(data.at("host"), name, 0, out))
+    if (auto e = host_from_toml(doc, data.at("host"), name, out))
       return name + ":" + std::to_string(e->line ? e->line : 1) + ":1: host script: " + e->message;
   } catch (const std::exception& e) {
     return name + ": " + e.what();

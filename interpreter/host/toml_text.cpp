@@ -2,8 +2,8 @@
 
 #include "host/host.h"
 
+#include <algorithm>
 #include <cstdio>
-#include <regex>
 #include <sstream>
 
 namespace simt::host {
@@ -48,27 +48,42 @@ std::optional<Utf8Problem> first_invalid_utf8(std::string_view text) {
 
 namespace {
 
-// What a scan of the text outside strings and comments finds: how deep arrays and
-// inline tables nest (and where the limit is first passed), and a probe copy in
-// which every empty array holds one element, `[]` -> `[0]`.
+// What a scan of the text outside strings and comments gives: the first breach of
+// the limits of format.toml, if any; the text toml11 reads, `fed`, which is the text
+// with a line break added after each comma of an array (toml11 scans a value's whole
+// line, format.toml); where the text's own line breaks are in `fed`; and a probe copy
+// of `fed` in which every empty array holds one element, `[]` -> `[0]` (empty when
+// the text has no empty array).
 struct Scan {
-  uint32_t deep_line = 0;  // first line nesting passes kMaxTomlNesting, 0 if none
-  std::string probe;
+  std::optional<TomlError> limit;  // line relative to the text (from 1)
+  std::string fed, probe;
+  std::vector<size_t> breaks;
+  bool empty_array = false;
 };
 
 Scan scan(std::string_view t) {
   Scan r;
-  r.probe.reserve(t.size() + 16);
-  uint32_t line = 1, depth = 0;
-  bool value = false;  // after '=' on this line, or inside an array or inline table
+  r.fed.reserve(t.size() + t.size() / 8 + 16);
+  uint32_t line = 1;
+  bool value = false;         // after '=' on this line, or inside an array or inline table
+  std::vector<char> open;     // the arrays '[' and inline tables '{' open, innermost last
+  uint32_t braces = 0;        // inline tables in `open`
+  uint32_t inline_keys = 0;   // keys in the outermost open inline table
+  bool key = true;            // reading a key: a line's start, a table header, after '{' or ','
+  uint32_t key_parts = 1;     // parts of that key so far
+  std::vector<size_t> zeros;  // where the probe adds '0' (offsets in fed)
   size_t i = 0;
   auto at = [&](size_t k) { return k < t.size() ? t[k] : '\0'; };
-  auto copy = [&](size_t to) {  // copies t[i, to) and counts its lines
+  auto copy = [&](size_t to) {  // copies t[i, to) and notes its line breaks
     for (; i < to && i < t.size(); ++i) {
-      line += t[i] == '\n';
-      r.probe += t[i];
+      if (t[i] == '\n') {
+        ++line;
+        r.breaks.push_back(r.fed.size());
+      }
+      r.fed += t[i];
     }
   };
+  auto breach = [&](std::string message) { r.limit = TomlError{line, std::move(message)}; };
   // Skips spaces, newlines and comments from k; returns the next position.
   auto skip_blank = [&](size_t k) {
     for (;;) {
@@ -77,7 +92,8 @@ Scan scan(std::string_view t) {
       while (k < t.size() && t[k] != '\n') ++k;
     }
   };
-  while (i < t.size()) {
+  auto start_key = [&] { key = true, key_parts = 1; };
+  while (i < t.size() && !r.limit) {
     const char c = t[i];
     if (c == '#') {
       size_t e = i;
@@ -100,47 +116,128 @@ Scan scan(std::string_view t) {
         }
       }
       copy(e);
-    } else if (c == '[' && value) {
-      ++depth;
-      if (depth > kMaxTomlNesting && r.deep_line == 0) r.deep_line = line;
+    } else if ((c == '[' || c == '{') && value) {
+      open.push_back(c);
+      if (open.size() > kMaxTomlNesting)
+        breach("arrays or inline tables nested more than " + std::to_string(kMaxTomlNesting) +
+               " deep");
+      if (c == '{' && braces++ == 0) inline_keys = 0;
+      if (c == '{') start_key();
       copy(i + 1);
-      if (at(skip_blank(i)) == ']') r.probe += '0';
-    } else if (c == '{' && value) {
-      ++depth;
-      if (depth > kMaxTomlNesting && r.deep_line == 0) r.deep_line = line;
+      if (c == '[' && at(skip_blank(i)) == ']') {
+        zeros.push_back(r.fed.size());
+        r.empty_array = true;
+      }
+    } else if ((c == ']' || c == '}') && !open.empty()) {
+      braces -= open.back() == '{';
+      open.pop_back();
       copy(i + 1);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
+    } else if (c == ',' && !open.empty()) {
+      copy(i + 1);
+      if (open.back() == '[')
+        r.fed += '\n';  // a line break of toml11's text only: not in r.breaks
+      else
+        start_key();  // the next key of an inline table
+    } else if (c == '.' && key) {
+      if (++key_parts > kMaxKeyParts)
+        breach("a key has more than " + std::to_string(kMaxKeyParts) + " parts");
       copy(i + 1);
     } else {
-      if (c == '=') value = true;
-      if (c == '\n' && depth == 0) value = false;
+      if (c == '=' && braces > 0 && ++inline_keys > kMaxInlineKeys)
+        breach("an inline table holds more than " + std::to_string(kMaxInlineKeys) + " keys");
+      if (c == '=') value = true, key = false;
+      if (c == '\n' && open.empty()) value = false, start_key();
       copy(i + 1);
     }
-    if (depth > 0) value = true;
+    if (!open.empty()) value = true;
+  }
+  if (r.empty_array && !r.limit) {
+    r.probe.reserve(r.fed.size() + zeros.size());
+    size_t from = 0;
+    for (size_t z : zeros) {
+      r.probe.append(r.fed, from, z - from);
+      r.probe += '0';
+      from = z;
+    }
+    r.probe.append(r.fed, from, std::string::npos);
   }
   return r;
 }
 
-TomlError from_exception(const std::exception& e) {
-  const std::string msg = e.what();
+// The line of the text on which toml11's line `fed_line` of `fed` starts.
+uint32_t text_line(const std::string& fed, const std::vector<size_t>& breaks, uint32_t fed_line) {
+  size_t offset = 0;
+  for (uint32_t l = 1; l < fed_line && offset < fed.size(); ++l) {
+    offset = fed.find('\n', offset);
+    if (offset == std::string::npos) return static_cast<uint32_t>(breaks.size()) + 1;
+    ++offset;
+  }
+  return static_cast<uint32_t>(std::lower_bound(breaks.begin(), breaks.end(), offset) -
+                               breaks.begin()) +
+         1;
+}
+
+// The number at the start of `s` after spaces, and what follows it.
+std::optional<uint32_t> leading_number(std::string_view s, std::string_view& rest) {
+  size_t k = s.find_first_not_of(' ');
+  size_t e = k;
+  while (e < s.size() && e - k < 9 && s[e] >= '0' && s[e] <= '9') ++e;
+  if (k == std::string_view::npos || e == k) return std::nullopt;
+  rest = s.substr(e);
+  return static_cast<uint32_t>(std::stoul(std::string(s.substr(k, e - k))));
+}
+
+// A toml11 exception as a line of the text and a message. toml11's message is a
+// first line, then the places it shows, each as `N | text` (N a line of what toml11
+// read). The error is at the first place shown, except for a key defined twice
+// (toml::insert_value), which shows the first definition, then the second: the
+// error is at the second (format.toml). Read without std::regex, whose matcher
+// recurses per character on the long lines toml11 may quote.
+TomlError from_exception(const std::exception& e, const std::string& fed,
+                         const std::vector<size_t>& breaks, uint32_t first_line) {
+  const std::string_view msg = e.what();
+  std::string_view head = msg.substr(0, msg.find('\n'));
+  std::vector<uint32_t> lines;  // the lines of the text toml11 shows, in order
+  for (size_t at = head.size(); at < msg.size();) {
+    const size_t end = std::min(msg.find('\n', at + 1), msg.size());
+    std::string_view rest;
+    const auto n = leading_number(msg.substr(at + 1, end - at - 1), rest);
+    if (n && rest.find_first_not_of(' ') != std::string_view::npos &&
+        rest[rest.find_first_not_of(' ')] == '|')
+      lines.push_back(text_line(fed, breaks, *n) + first_line - 1);
+    at = end;
+  }
+  if (head.rfind("[error] ", 0) == 0) head.remove_prefix(8);
   TomlError err;
-  std::smatch m;
-  if (std::regex_search(msg, m, std::regex(R"(-->\s*\S+\s*\n\s*\|\s*\n\s*(\d+)\s*\|)")) ||
-      std::regex_search(msg, m, std::regex(R"(line\s+(\d+))")))
-    err.line = static_cast<uint32_t>(std::stoul(m[1].str()));
-  err.message = msg.substr(0, msg.find('\n'));
-  if (err.message.rfind("[error] ", 0) == 0) err.message.erase(0, 8);
+  constexpr std::string_view kInsert = "toml::insert_value: ";
+  const size_t open = head.find('(');
+  const size_t close = head.rfind(") ");
+  if (head.rfind(kInsert, 0) == 0 && open != std::string_view::npos &&
+      close != std::string_view::npos && close > open && !lines.empty()) {
+    std::string_view key = head.substr(open + 1, close - open - 1);
+    if (key.size() >= 2 && key.front() == '"' && key.back() == '"')
+      key = key.substr(1, key.size() - 2);
+    err.line = lines.back();
+    err.message = "duplicate key '" + std::string(key.substr(0, 80)) +
+                  (key.size() > 80 ? "...'" : "'") + " (first at line " +
+                  std::to_string(lines.front()) + ")";
+    return err;
+  }
+  if (!lines.empty()) err.line = lines.front();
+  err.message = std::string(head.substr(0, 400));
   return err;
 }
 
-std::variant<toml::value, TomlError> parse_exactly(const std::string& text,
-                                                   const std::string& name) {
+std::variant<toml::value, TomlError> parse_exactly(const std::string& fed, const Scan& s,
+                                                   uint32_t first_line) {
   try {
-    std::istringstream in(text);
-    return toml::parse(in, name);
+    std::istringstream in(fed);
+    // toml11 copies the name into every value it reads; only its messages show it,
+    // and only their first line and line numbers are kept. A short name costs no
+    // allocation per value.
+    return toml::parse(in, "toml");
   } catch (const std::exception& e) {
-    return from_exception(e);
+    return from_exception(e, fed, s.breaks, first_line);
   }
 }
 
@@ -149,13 +246,13 @@ std::variant<toml::value, TomlError> parse_exactly(const std::string& text,
 // clamped to INT64_MAX or INT64_MIN, binary ones wrapped. So an integer of a host
 // action is read again from its text (the value's source region: the literal as
 // written, which toml11 has already checked), exactly up to 2^64 - 1 in
-// magnitude; nothing for a larger one.
+// magnitude; nothing for a larger one. The region is read directly: v.location()
+// counts the lines of the text before the value, which made many [[host]] tables
+// quadratic (format.toml).
 std::optional<HostInt> exact_integer(const toml::value& v) {
-  const toml::source_location loc = v.location();
-  const std::string& line = loc.line_str();
-  std::string_view t;
-  if (loc.column() >= 1 && loc.column() - 1 + size_t{loc.region()} <= line.size())
-    t = std::string_view(line).substr(loc.column() - 1, loc.region());
+  const auto* reg = dynamic_cast<const toml::detail::region*>(toml::detail::get_region(v));
+  const std::string literal = reg && reg->is_ok() ? reg->str() : std::string();
+  std::string_view t = literal;
   HostInt r;
   if (!t.empty() && (t[0] == '+' || t[0] == '-')) {
     r.negative = t[0] == '-';
@@ -193,28 +290,43 @@ std::optional<HostInt> exact_integer(const toml::value& v) {
 
 }  // namespace
 
-std::variant<toml::value, TomlError> parse_toml(std::string_view text, const std::string& name) {
+uint32_t TomlDoc::line(const toml::value& v) const {
+  const auto* reg = dynamic_cast<const toml::detail::region*>(toml::detail::get_region(v));
+  if (!reg || !reg->is_ok()) return 0;
+  const auto offset = static_cast<size_t>(reg->first() - reg->begin());
+  return static_cast<uint32_t>(std::lower_bound(breaks_.begin(), breaks_.end(), offset) -
+                               breaks_.begin()) +
+         first_line_;
+}
+
+std::variant<TomlDoc, TomlError> parse_toml(std::string_view text, uint32_t first_line) {
   if (auto bad = first_invalid_utf8(text))
-    return TomlError{bad->line, bad->message() + "; TOML text must be UTF-8"};
+    return TomlError{bad->line + first_line - 1, bad->message() + "; TOML text must be UTF-8"};
   Scan s = scan(text);
-  if (s.deep_line)
-    return TomlError{s.deep_line, "arrays or inline tables nested more than " +
-                                      std::to_string(kMaxTomlNesting) + " deep"};
+  if (s.limit) {
+    s.limit->line += first_line - 1;
+    return *s.limit;
+  }
   // A key path through an empty array crashes toml11; through a one-element array
   // it is a plain error. So the probe is read first: if it is refused, so is the
   // text, for the same reason and at the same line.
-  if (s.probe != text) {
-    auto probe = parse_exactly(s.probe, name);
+  if (s.empty_array) {
+    auto probe = parse_exactly(s.probe, s, first_line);
     if (auto* e = std::get_if<TomlError>(&probe)) return *e;
   }
-  return parse_exactly(std::string(text), name);
+  auto parsed = parse_exactly(s.fed, s, first_line);
+  if (auto* e = std::get_if<TomlError>(&parsed)) return *e;
+  TomlDoc doc;
+  doc.root = std::move(std::get<toml::value>(parsed));
+  doc.breaks_ = std::move(s.breaks);
+  doc.first_line_ = first_line;
+  return doc;
 }
 
-std::optional<TomlError> host_from_toml(const toml::value& array, const std::string& name,
-                                        uint32_t line_offset, std::vector<syntax::HostStep>& out) {
-  auto line = [&](const toml::value& v) {
-    return static_cast<uint32_t>(v.location().line()) + line_offset;
-  };
+std::optional<TomlError> host_from_toml(const TomlDoc& doc, const toml::value& array,
+                                        const std::string& name,
+                                        std::vector<syntax::HostStep>& out) {
+  auto line = [&](const toml::value& v) { return doc.line(v); };
   if (!array.is_array())
     return TomlError{line(array), "'host' must be an array of tables [[host]]"};
   for (const toml::value& t : array.as_array()) {

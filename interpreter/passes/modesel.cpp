@@ -106,7 +106,7 @@ Operand special(isa::Special s, Span sp) {
 Operand imm(int64_t v, std::string text, Span sp) {
   Operand o = value(RegFile::Imm, 0, sp);
   o.value.imm = v;
-  o.value.text = std::move(text);
+  o.spelling = std::move(text);
   return o;
 }
 Operand pt(Span sp) {

@@ -20,10 +20,6 @@ struct Value {
   RegFile file = RegFile::None;
   uint32_t index = 0;  // register number or isa::Special
   int64_t imm = 0;     // for Imm; kept as written (may be negative)
-  // For Imm: the number as the program text spells it, sign included ("0x2A",
-  // "-1"), printed back as it is (exec.trace.format); empty when a tool built the
-  // value, which then prints in decimal. Not part of equality.
-  std::string text;
   bool operator==(const Value& o) const {
     return file == o.file && index == o.index && imm == o.imm;
   }
@@ -32,16 +28,21 @@ struct Value {
 
 enum class OperandType : uint8_t { Value, Pred, Mem, Label };
 
+// Members ordered by size: a program holds a few of these per instruction, twice
+// (as written and expanded), so padding counts.
 struct Operand {
-  OperandType type = OperandType::Value;
-  Value value;          // Value: the operand; Pred: P or PTrue; Mem: the base (None if absent)
-  bool negate = false;  // Pred only
-  int64_t offset = 0;   // Mem only: byte offset added to the base
-  // Mem only: the offset as the program text spells it ("+0x10", "-4" after a base;
-  // "16", "-4" alone); empty if absent or built by a tool. Not part of equality.
-  std::string offset_text;
-  std::string name;  // Mem: address space (buffer name or `slm`); Label: label name
+  Value value;         // Value: the operand; Pred: P or PTrue; Mem: the base (None if absent)
+  int64_t offset = 0;  // Mem only: byte offset added to the base
+  std::string name;    // Mem: address space (buffer name or `slm`); Label: label name
+  // The number as the program text spells it, sign included, printed back as it is
+  // (syntax.print.instr): for an immediate (Value with file Imm) its value ("0x2A",
+  // "-1"); for a memory operand its offset ("+0x10", "-4" after a base; "16", "-4"
+  // alone). Empty if there is none or a tool built the operand: then it prints in
+  // decimal. Not part of equality.
+  std::string spelling;
   Span span;
+  OperandType type = OperandType::Value;
+  bool negate = false;  // Pred only
   bool operator==(const Operand& o) const {
     return type == o.type && value == o.value && negate == o.negate && offset == o.offset &&
            name == o.name;
@@ -61,11 +62,11 @@ enum class StmtKind : uint8_t {
 };
 
 struct Stmt {
-  StmtKind kind = StmtKind::Instr;
-  isa::Op op = isa::Op::Nop;      // Instr only
   std::vector<Operand> operands;  // Instr: per signature; If/Break/Continue: one Pred
   std::string label;              // Label only
   Span span;                      // the statement's first token (and its length)
+  StmtKind kind = StmtKind::Instr;
+  isa::Op op = isa::Op::Nop;  // Instr only
   bool operator==(const Stmt& o) const {
     return kind == o.kind && (kind != StmtKind::Instr || op == o.op) && operands == o.operands &&
            label == o.label;

@@ -193,6 +193,7 @@ class Parser {
     s.op = *op;
     s.span = mn.span;
     auto kinds = info.sig.view();
+    s.operands.reserve(kinds.size());
     for (size_t i = 0; i < kinds.size(); ++i) {
       if (i > 0) {
         if (!cur_.at(Tok::Comma))
@@ -325,7 +326,7 @@ class Parser {
                  "no '-'");
           v.file = RegFile::Imm;
           v.imm = immediate(kind == K::Lane ? 0 : kImmLo, kImmHi);
-          v.text = spelling_;
+          o.spelling = spelling_;
         } else if (t.kind == Tok::Special) {
           if (kind != K::Src) need(kind == K::VSrc ? "a v register" : "a number or s register");
           v = special_token(cur_.next());
@@ -397,7 +398,7 @@ class Parser {
     Value base;
     if (t.kind == Tok::Number || t.kind == Tok::Minus) {
       o.offset = immediate(kImmLo, kImmHi);
-      o.offset_text = spelling_;
+      o.spelling = spelling_;
     } else if (t.kind == Tok::Special) {
       base = special_token(cur_.next());
     } else if (reg_token(t, base) && base.is_reg()) {
@@ -412,7 +413,7 @@ class Parser {
       if (nt.kind != Tok::Number) fail(nt, "expected a number offset, found " + describe(nt));
       int64_t off = immediate(0, kImmHi);
       o.offset = minus ? -off : off;
-      o.offset_text = (minus ? "-" : "+") + spelling_;
+      o.spelling = (minus ? "-" : "+") + spelling_;
     }
     if (!cur_.at(Tok::RBrack)) fail(cur_.peek(), "expected ']', found " + describe(cur_.peek()));
     o.span = join(o.span, cur_.next());

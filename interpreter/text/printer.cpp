@@ -23,7 +23,7 @@ std::string print_value(const syntax::Value& v) {
     case RegFile::Special:
       return "%" + std::string(isa::special_info(static_cast<isa::Special>(v.index)).name);
     case RegFile::Imm:
-      return v.text.empty() ? std::to_string(v.imm) : v.text;
+      return std::to_string(v.imm);
     case RegFile::None:
       return "";
   }
@@ -33,15 +33,16 @@ std::string print_value(const syntax::Value& v) {
 std::string print_operand(const syntax::Operand& o) {
   switch (o.type) {
     case OperandType::Value:
-      return print_value(o.value);
+      return o.value.file == RegFile::Imm && !o.spelling.empty() ? o.spelling
+                                                                 : print_value(o.value);
     case OperandType::Pred:
       return (o.negate ? "!" : "") + print_value(o.value);
     case OperandType::Label:
       return o.name;
     case OperandType::Mem: {
       std::string s = o.name + "[";
-      if (!o.offset_text.empty()) {
-        s += print_value(o.value) + o.offset_text;
+      if (!o.spelling.empty()) {
+        s += print_value(o.value) + o.spelling;
       } else if (o.value.file == RegFile::None) {
         s += std::to_string(o.offset);
       } else {
@@ -185,16 +186,20 @@ std::string print(const syntax::Program& p) {
   if (p.vshared.value) out += ".vshared " + std::to_string(*p.vshared.value) + "\n";
   for (const auto& b : p.buffers) out += print_buffer(b) + "\n";
   if (!out.empty()) out += "\n";
-  int depth = 0;
+  // syntax.print.indent: the blocks open around each statement (an `else` is
+  // outside its own `if` block, a closing statement outside the block it closes).
+  size_t depth = 0;
   for (const auto& s : p.stmts) {
     // A sub-vector region's body is indented like a block (wave.enter).
     const bool begin = s.kind == StmtKind::Instr && s.op == isa::Op::SubvBegin;
     const bool end = s.kind == StmtKind::Instr && s.op == isa::Op::SubvEnd;
-    if (s.kind == StmtKind::EndIf || s.kind == StmtKind::EndLoop || end)
-      depth = std::max(0, depth - 1);
-    int indent = s.kind == StmtKind::Label ? 0 : 4 + 2 * depth;
-    if (s.kind == StmtKind::Else) indent = std::max(4, indent - 2);
-    out += std::string(static_cast<size_t>(indent), ' ') + print_stmt(s) + "\n";
+    if ((s.kind == StmtKind::EndIf || s.kind == StmtKind::EndLoop || end) && depth > 0) --depth;
+    const size_t around = s.kind == StmtKind::Else && depth > 0 ? depth - 1 : depth;
+    const size_t indent =
+        s.kind == StmtKind::Label ? 0 : 4 + 2 * std::min(around, size_t{kMaxIndentDepth});
+    out.append(indent, ' ');
+    out += print_stmt(s);
+    out += '\n';
     if (s.kind == StmtKind::If || s.kind == StmtKind::Loop || begin) ++depth;
   }
   return out;

@@ -21,16 +21,13 @@ void check_structure(const Program& p, syntax::Diagnostics& d) {
     bool seen_else;
   };
   std::vector<Open> open;
-  auto loops_open = [&] {
-    for (const auto& o : open)
-      if (o.stmt->kind == StmtKind::Loop) return true;
-    return false;
-  };
+  size_t loops_open = 0;  // `loop` blocks in `open`
   for (const auto& s : p.stmts) {
     switch (s.kind) {
       case StmtKind::If:
       case StmtKind::Loop:
         open.push_back({&s, false});
+        loops_open += s.kind == StmtKind::Loop;
         break;
       case StmtKind::Else:
         if (open.empty() || open.back().stmt->kind != StmtKind::If)
@@ -60,11 +57,11 @@ void check_structure(const Program& p, syntax::Diagnostics& d) {
                                    std::to_string(open.back().stmt->span.line),
                 "valid.struct.nesting");
         else
-          open.pop_back();
+          open.pop_back(), --loops_open;
         break;
       case StmtKind::Break:
       case StmtKind::Continue:
-        if (!loops_open())
+        if (loops_open == 0)
           d.add(DiagKind::Invalid, s.span,
                 std::string(s.kind == StmtKind::Break ? "'break'" : "'continue'") +
                     " outside of a loop",
@@ -123,6 +120,12 @@ Program expand(const Program& p) {
     used.insert(name);
     return name;
   };
+  // The expansion's size: a loop becomes lpush and a label, an endloop lnext, cbr
+  // and pop; every other statement one statement.
+  size_t count = p.stmts.size();
+  for (const auto& s : p.stmts)
+    count += s.kind == StmtKind::Loop ? 1 : s.kind == StmtKind::EndLoop ? 2 : 0;
+  out.stmts.reserve(count);
   std::vector<std::string> loop_labels;
   for (const auto& s : p.stmts) {
     switch (s.kind) {

@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <bitset>
 #include <deque>
-#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -58,7 +57,7 @@ class Validator {
 
   // valid.buffer.unique
   void buffers() {
-    std::map<std::string, const syntax::BufferDecl*> seen;
+    auto& seen = buffer_names_;
     for (const auto& b : p_.buffers) {
       if (b.name == "slm")
         err(b.span, "'slm' is reserved for shared local memory", "valid.buffer.unique");
@@ -291,27 +290,70 @@ class Validator {
             "wave.valid.branch");
   }
 
-  bool has_buffer(const std::string& n) const {
-    for (const auto& b : p_.buffers)
-      if (b.name == n) return true;
-    return false;
-  }
+  bool has_buffer(const std::string& n) const { return buffer_names_.contains(n); }
 
   // ---- valid.flow.*: abstract interpretation of the mask stack -------------------
   // The abstract state is the sequence of mask-stack entry kinds pushed since the
-  // entry of the current context: 'I' for push, 'L' for lpush.
-  using AState = std::string;
+  // entry of the current context (valid.flow.*, wave.valid.balance). Sequences are
+  // interned in a tree (class Stacks): a state is the id of its top entry's node, so
+  // a push, a pop and a comparison take constant time whatever the depth.
+  enum class Entry : uint8_t { If, Loop, Region };
+  using AState = uint32_t;
 
-  // "no entry", "1 entry (if)", "2 entries (if, loop)": kinds from the bottom up.
-  static std::string describe(const AState& st) {
-    if (st.empty()) return "no entry";
-    std::string kinds;
-    for (char k : st)
-      kinds += std::string(kinds.empty() ? "" : ", ") + (k == 'I'   ? "if"
-                                                         : k == 'L' ? "loop"
-                                                                    : "sub-vector region");
-    return std::to_string(st.size()) + (st.size() == 1 ? " entry (" : " entries (") + kinds + ")";
-  }
+  class Stacks {
+   public:
+    static constexpr AState kEmpty = 0;
+    AState push(AState below, Entry e) {
+      const uint64_t key = uint64_t{below} << 2 | static_cast<uint8_t>(e);
+      auto [it, fresh] = index_.emplace(key, static_cast<AState>(nodes_.size()));
+      if (fresh) {
+        const Node& b = nodes_[below];
+        Node n{below, e, b.size + 1, b.floor, b.loop};
+        if (e == Entry::Region) n.floor = n.size, n.loop = false;
+        if (e == Entry::Loop) n.loop = true;
+        nodes_.push_back(n);
+      }
+      return it->second;
+    }
+    AState pop(AState s) const { return nodes_[s].below; }
+    bool empty(AState s) const { return s == kEmpty; }
+    // The top entry's kind; the stack must not be empty.
+    Entry top(AState s) const { return nodes_[s].kind; }
+    uint32_t size(AState s) const { return nodes_[s].size; }
+    // wave.valid.balance: the entries up to the innermost region's (0 if none) are
+    // out of reach inside the region.
+    uint32_t floor(AState s) const { return nodes_[s].floor; }
+    // A loop entry above the floor.
+    bool has_loop(AState s) const { return nodes_[s].loop; }
+
+    // "no entry", "1 entry (if)", "2 entries (if, loop)": kinds from the bottom up;
+    // past kDescribed entries, only the innermost ones ("40 entries (..., if)").
+    std::string describe(AState s) const {
+      if (s == kEmpty) return "no entry";
+      constexpr uint32_t kDescribed = 8;
+      std::vector<Entry> top;
+      for (AState t = s; t != kEmpty && top.size() < kDescribed; t = nodes_[t].below)
+        top.push_back(nodes_[t].kind);
+      std::string kinds = size(s) > kDescribed ? "..." : "";
+      for (auto it = top.rbegin(); it != top.rend(); ++it)
+        kinds +=
+            std::string(kinds.empty() ? "" : ", ") + (*it == Entry::If     ? "if"
+                                                      : *it == Entry::Loop ? "loop"
+                                                                           : "sub-vector region");
+      return std::to_string(size(s)) + (size(s) == 1 ? " entry (" : " entries (") + kinds + ")";
+    }
+
+   private:
+    struct Node {
+      AState below;
+      Entry kind;
+      uint32_t size;
+      uint32_t floor;
+      bool loop;
+    };
+    std::vector<Node> nodes_{Node{kEmpty, Entry::If, 0, 0, false}};
+    std::unordered_map<uint64_t, AState> index_;  // (below, kind) -> node
+  };
 
   void flow_analysis() {
     if (size_ == 0) {
@@ -323,6 +365,8 @@ class Validator {
     // more as a called context (valid.flow.calls).
     std::vector<uint32_t> entries{0};
     std::vector<Ctx> kinds{Ctx::Main};
+    std::vector<bool> is_root(size_, false);
+    is_root[0] = true;
     // trap.install: `.handler` and every `.handler_entry` are handler contexts.
     std::vector<const syntax::Directive<std::string>*> handlers;
     if (p_.handler.value) handlers.push_back(&p_.handler);
@@ -340,21 +384,30 @@ class Validator {
             "trap.valid.mode");
       } else if (it->second == 0) {
         handler_at_entry = true;
-      } else if (std::find(entries.begin(), entries.end(), it->second) == entries.end()) {
+      } else if (!is_root[it->second]) {
+        is_root[it->second] = true;
         entries.push_back(it->second);
         kinds.push_back(Ctx::Handler);
       }
     }
     const size_t roots = entries.size();
+    // trap.vector: the targets of every vcall, the entries of every table in order.
+    for (const auto& t : p_.vtables)
+      for (const auto& l : t.labels) {
+        vcall_targets_.emplace_back(&l, label_pc_.at(l));
+        if (!vcall_end_ && vcall_targets_.back().second >= size_) vcall_end_ = &l;
+      }
+    at_.assign(size_, Stacks::kEmpty);
+    seen_.assign(size_, 0);
+    reported_.assign(size_, 0);
     std::vector<bool> is_called(size_, false);
-    std::vector<std::vector<uint32_t>> reached, callees;
+    std::vector<Context> ctxs;
     for (size_t i = 0; i < entries.size(); ++i) {
-      reached.emplace_back();
-      callees.emplace_back();
-      analyse(entries[i], i < roots ? kinds[i] : Ctx::Function, entries, is_called, reached[i],
-              callees[i]);
+      ctxs.emplace_back();
+      analyse(static_cast<uint32_t>(i + 1), entries[i], i < roots ? kinds[i] : Ctx::Function,
+              entries, is_called, ctxs.back());
     }
-    modes(entries, roots, handler_at_entry, reached, callees);
+    modes(entries, roots, handler_at_entry, ctxs);
     shared_reads();
   }
 
@@ -430,29 +483,48 @@ class Validator {
     }
   }
 
+  // What the analysis of one context found.
+  struct Context {
+    std::vector<uint32_t> reached;  // the PCs it reaches
+    std::vector<uint32_t> callees;  // the targets of its calls
+    bool vcalls = false;            // it reaches a vcall (trap.vector)
+  };
+
   // trap.terms, trap.valid.disjoint, trap.valid.mode: user code is what PC 0
   // reaches, with the functions it calls; handler code what a handler entry
-  // reaches, likewise; unreached code (mode 0) is neither.
+  // reaches, likewise; unreached code (mode 0) is neither. The modes flow along
+  // the call graph from the roots with a work list (each context's mode changes at
+  // most twice); every vcall calls every vector-table entry, through one node
+  // standing for them all.
   void modes(const std::vector<uint32_t>& entries, size_t roots, bool handler_at_entry,
-             const std::vector<std::vector<uint32_t>>& reached,
-             const std::vector<std::vector<uint32_t>>& callees) {
+             const std::vector<Context>& ctxs) {
     enum : uint8_t { kUser = 1, kHandler = 2 };
-    std::vector<uint8_t> ctx_mode(entries.size(), 0);
-    ctx_mode[0] = handler_at_entry ? kUser | kHandler : kUser;
-    for (size_t i = 1; i < roots; ++i) ctx_mode[i] = kHandler;
+    const size_t vnode = entries.size();  // the vector-table entries
+    std::vector<uint8_t> ctx_mode(entries.size() + 1, 0);
     std::unordered_map<uint32_t, size_t> ctx_of_entry;  // called contexts by entry PC
     for (size_t i = roots; i < entries.size(); ++i) ctx_of_entry[entries[i]] = i;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t i = 0; i < entries.size(); ++i)
-        for (uint32_t t : callees[i]) {
-          uint8_t& m = ctx_mode[ctx_of_entry.at(t)];
-          if ((m | ctx_mode[i]) != m) m |= ctx_mode[i], changed = true;
-        }
+    std::deque<size_t> work;
+    auto reach = [&](size_t to, uint8_t mode) {
+      uint8_t& m = ctx_mode[to];
+      if ((m | mode) != m) m |= mode, work.push_back(to);
+    };
+    reach(0, handler_at_entry ? kUser | kHandler : kUser);
+    for (size_t i = 1; i < roots; ++i) reach(i, kHandler);
+    while (!work.empty()) {
+      const size_t i = work.front();
+      work.pop_front();
+      const uint8_t mode = ctx_mode[i];
+      if (i == vnode) {
+        for (const auto& t : vcall_targets_)
+          if (t.second < size_) reach(ctx_of_entry.at(t.second), mode);
+        continue;
+      }
+      for (uint32_t t : ctxs[i].callees) reach(ctx_of_entry.at(t), mode);
+      if (ctxs[i].vcalls) reach(vnode, mode);
     }
     std::vector<uint8_t> pc_mode(size_, 0);
     for (size_t i = 0; i < entries.size(); ++i)
-      for (uint32_t pc : reached[i]) pc_mode[pc] |= ctx_mode[i];
+      for (uint32_t pc : ctxs[i].reached) pc_mode[pc] |= ctx_mode[i];
     // trap.valid.regs, trap.regs: reads past .vregs/.sregs in handler code only.
     for (const auto& r : late_reads_)
       if (pc_mode[r.pc] != kHandler)
@@ -483,21 +555,28 @@ class Validator {
 
   enum class Ctx : uint8_t { Main, Handler, Function };
 
-  void analyse(uint32_t entry, Ctx ctx, std::vector<uint32_t>& entries,
-               std::vector<bool>& is_called, std::vector<uint32_t>& reached,
-               std::vector<uint32_t>& callees) {
+  // Explores one context (valid.flow.order). `id` (from 1) marks the PCs this
+  // context has reached and reported in seen_ and reported_, so that these arrays
+  // serve every context without being cleared.
+  void analyse(uint32_t id, uint32_t entry, Ctx ctx, std::vector<uint32_t>& entries,
+               std::vector<bool>& is_called, Context& out) {
     const bool main = ctx != Ctx::Function;
-    std::vector<std::optional<AState>> at(size_);
-    std::vector<bool> reported(size_, false);
     std::deque<uint32_t> work;
-    at[entry] = AState();
+    at_[entry] = Stacks::kEmpty;
+    seen_[entry] = id;
     work.push_back(entry);
     auto report = [&](uint32_t pc, std::string msg, const char* clause) {
-      if (reported[pc]) return;
-      reported[pc] = true;
+      if (reported_[pc] == id) return;
+      reported_[pc] = id;
       err(pcs_[pc]->span, std::move(msg), clause);
     };
-    auto flow_to = [&](uint32_t from, uint32_t to, const AState& st) {
+    auto note_call = [&](uint32_t t) {
+      if (!is_called[t]) {
+        is_called[t] = true;
+        entries.push_back(t);
+      }
+    };
+    auto flow_to = [&](uint32_t from, uint32_t to, AState st) {
       if (to >= size_) {
         report(from,
                main ? "control can run past the end of the program (end it with exit, jmp or ret)"
@@ -505,76 +584,74 @@ class Validator {
                "valid.flow.end");
         return;
       }
-      if (!at[to]) {
-        at[to] = st;
+      if (seen_[to] != id) {
+        seen_[to] = id;
+        at_[to] = st;
         work.push_back(to);
-      } else if (*at[to] != st) {
+      } else if (at_[to] != st) {
         report(to,
                "the mask stack differs where paths join: one path arrives with " +
-                   describe(*at[to]) + ", another with " + describe(st),
+                   stacks_.describe(at_[to]) + ", another with " + stacks_.describe(st),
                "valid.flow.join");
       }
     };
     const char* where = main ? "" : " in this function";
+    const Stacks& S = stacks_;
     while (!work.empty()) {
       uint32_t pc = work.front();
       work.pop_front();
-      reached.push_back(pc);
-      AState st = *at[pc];
+      out.reached.push_back(pc);
+      const AState st = at_[pc];
       const Stmt& s = *pcs_[pc];
       // wave.valid.balance: entries below a region's start are out of reach inside it.
-      const size_t floor = st.rfind('R') == std::string::npos ? 0 : st.rfind('R') + 1;
-      auto has_loop = [&] { return st.find('L', floor) != std::string::npos; };
+      const uint32_t floor = S.floor(st);
+      const bool empty = S.empty(st);
+      const bool region_top = !empty && S.top(st) == Entry::Region;
       switch (s.op) {
         case Op::Push:
-          st.push_back('I');
-          flow_to(pc, pc + 1, st);
+          flow_to(pc, pc + 1, stacks_.push(st, Entry::If));
           break;
         case Op::LPush:
-          st.push_back('L');
-          flow_to(pc, pc + 1, st);
+          flow_to(pc, pc + 1, stacks_.push(st, Entry::Loop));
           break;
         case Op::SubvBegin:  // wave.valid.balance
-          st.push_back('R');
-          flow_to(pc, pc + 1, st);
+          flow_to(pc, pc + 1, stacks_.push(st, Entry::Region));
           break;
         case Op::SubvEnd:
-          if (st.empty() || st.back() != 'R') {
+          if (!region_top) {
+            const uint32_t open = S.size(st) - floor;
             report(pc,
                    "the mask stack is not balanced across the sub-vector region: " +
-                       std::to_string(st.size() - floor) + " entr" +
-                       (st.size() - floor == 1 ? "y" : "ies") + " pushed in it still open",
+                       std::to_string(open) + " entr" + (open == 1 ? "y" : "ies") +
+                       " pushed in it still open",
                    "wave.valid.balance");
           } else {
-            st.pop_back();
-            flow_to(pc, pc + 1, st);
+            flow_to(pc, pc + 1, S.pop(st));
           }
           break;
         case Op::Invert:
-          if (!st.empty() && st.back() == 'R')
+          if (region_top)
             report(pc, "invert inside a sub-vector region with no push of the region open",
                    "wave.valid.balance");
-          else if (st.empty())
+          else if (empty)
             report(pc, std::string("invert with no push open") + where, "valid.flow.pop");
-          else if (st.back() != 'I')
+          else if (S.top(st) != Entry::If)
             report(pc, "invert inside a loop but outside any push of that loop", "valid.flow.pop");
           else
             flow_to(pc, pc + 1, st);
           break;
         case Op::Pop:
-          if (!st.empty() && st.back() == 'R')
+          if (region_top)
             report(pc, "pop inside a sub-vector region with no push of the region open",
                    "wave.valid.balance");
-          else if (st.empty())
+          else if (empty)
             report(pc, std::string("pop with no push open") + where, "valid.flow.pop");
-          else {
-            st.pop_back();
-            flow_to(pc, pc + 1, st);
-          }
+          else
+            flow_to(pc, pc + 1, S.pop(st));
           break;
         case Op::Brk:
         case Op::Cont:
-          if (!has_loop())
+          if (!S.has_loop(st))
             report(pc,
                    std::string(s.op == Op::Brk ? "brk" : "cont") +
                        (floor > 0 ? " with no loop opened inside the sub-vector region"
@@ -584,10 +661,10 @@ class Validator {
             flow_to(pc, pc + 1, st);
           break;
         case Op::LNext:
-          if (!st.empty() && st.back() == 'R')
+          if (region_top)
             report(pc, "lnext inside a sub-vector region with no loop of the region open",
                    "wave.valid.balance");
-          else if (st.empty() || st.back() != 'L')
+          else if (empty || S.top(st) != Entry::Loop)
             report(pc, "lnext with a push still open, or outside a loop", "valid.flow.pop");
           else
             flow_to(pc, pc + 1, st);
@@ -599,33 +676,37 @@ class Validator {
         case Op::Jmp:
           flow_to(pc, target(s, 0), st);
           break;
-        case Op::Call:
-        case Op::VCall: {
-          // trap.vector: vcall may call any entry of any vector table.
-          std::vector<std::pair<std::string, uint32_t>> targets;
-          if (s.op == Op::Call)
-            targets.emplace_back(s.operands[0].name, target(s, 0));
-          else
-            for (const auto& t : p_.vtables)
-              for (const auto& l : t.labels) targets.emplace_back(l, label_pc_.at(l));
-          for (const auto& [name, t] : targets) {
-            if (t >= size_) {
-              report(pc,
-                     "call to '" + name +
-                         "', the end of the program: the called code runs past the last "
-                         "instruction",
-                     "valid.flow.calls");
-            } else {
-              callees.push_back(t);
-              if (!is_called[t]) {
-                is_called[t] = true;
-                entries.push_back(t);
-              }
-            }
+        case Op::Call: {
+          const uint32_t t = target(s, 0);
+          if (t >= size_) {
+            report(pc,
+                   "call to '" + s.operands[0].name +
+                       "', the end of the program: the called code runs past the last "
+                       "instruction",
+                   "valid.flow.calls");
+          } else {
+            out.callees.push_back(t);
+            note_call(t);
           }
           flow_to(pc, pc + 1, st);
           break;
         }
+        case Op::VCall:
+          // trap.vector: vcall may call any entry of any vector table. The first
+          // vcall reached notes them all as called contexts.
+          if (vcall_end_)
+            report(pc,
+                   "call to '" + *vcall_end_ +
+                       "', the end of the program: the called code runs past the last "
+                       "instruction",
+                   "valid.flow.calls");
+          if (!vtables_noted_)
+            for (const auto& t : vcall_targets_)
+              if (t.second < size_) note_call(t.second);
+          vtables_noted_ = true;
+          out.vcalls = true;
+          flow_to(pc, pc + 1, st);
+          break;
         case Op::TRet:  // trap.return, trap.pause: the warp leaves the handler
         case Op::TPause:
           break;
@@ -633,10 +714,10 @@ class Validator {
           if (main)
             report(pc, "ret outside a called function: the PC stack would underflow",
                    "valid.flow.ret");
-          else if (!st.empty())
+          else if (!empty)
             report(pc,
-                   "ret with " + std::to_string(st.size()) + " mask-stack entr" +
-                       (st.size() == 1 ? "y" : "ies") + " still open in the function",
+                   "ret with " + std::to_string(S.size(st)) + " mask-stack entr" +
+                       (S.size(st) == 1 ? "y" : "ies") + " still open in the function",
                    "valid.flow.ret");
           break;
         case Op::Exit:
@@ -644,7 +725,7 @@ class Validator {
           // active and exit ends the warp; otherwise the lanes that did not exit carry
           // on and exit falls through (branch.exit).
           if (ctx == Ctx::Handler) break;  // reported by modes(): trap.valid.mode
-          if (!(main && st.empty())) flow_to(pc, pc + 1, st);
+          if (!(main && empty)) flow_to(pc, pc + 1, st);
           break;
         default:
           flow_to(pc, pc + 1, st);
@@ -657,6 +738,7 @@ class Validator {
   const exec::LaunchConfig& c_;
   syntax::Diagnostics& d_;
   std::unordered_map<std::string, uint32_t> label_pc_;
+  std::unordered_map<std::string, const syntax::BufferDecl*> buffer_names_;
   std::vector<const Stmt*> pcs_;
   uint32_t size_ = 0;
   bool ok_for_flow_ = true;
@@ -665,7 +747,17 @@ class Validator {
     Span span;
     std::string message;
   };
-  std::vector<LateRead> late_reads_;                    // trap.valid.regs
+  std::vector<LateRead> late_reads_;  // trap.valid.regs
+  // valid.flow.*: the abstract stacks, and per PC the stack the context `seen_[pc]`
+  // (from 1) first brought there; `reported_[pc]`: the context that reported it.
+  Stacks stacks_;
+  std::vector<AState> at_;
+  std::vector<uint32_t> seen_, reported_;
+  // trap.vector: every vector-table entry (label, PC), in order; the first that is
+  // the end of the program, if any; whether a vcall has noted them as called.
+  std::vector<std::pair<const std::string*, uint32_t>> vcall_targets_;
+  const std::string* vcall_end_ = nullptr;
+  bool vtables_noted_ = false;
   std::vector<std::pair<uint32_t, uint32_t>> regions_;  // wave.valid.pair: [subv.begin, subv.end]
 };
 

@@ -178,6 +178,15 @@ class P {
           return fail(name + " takes " + std::to_string(want) + " argument(s)");
         return n;
       }
+      // format.expr: the variables are those element_vars gives; any other name is
+      // an error when the expression is read (format.lint), not when it is used.
+      static const std::map<std::string, int64_t> known = element_vars(0, 1, 1, 1, 1, 1);
+      if (!known.contains(name)) {
+        std::string names;
+        for (const auto& [k, v] : known) names += (names.empty() ? "" : ", ") + k;
+        return fail("unknown variable '" + name.substr(0, 40) + "' (the variables are " + names +
+                    ")");
+      }
       n->k = Expr::Node::K::Var;
       return n;
     }

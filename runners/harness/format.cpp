@@ -84,11 +84,6 @@ struct Bad {
   std::string message;
 };
 
-uint32_t line_of(const toml::value& v, uint32_t offset) {
-  auto l = v.location().line();
-  return l == 0 ? 0 : static_cast<uint32_t>(l) + offset;
-}
-
 json::Value to_json(const toml::value& v) {
   if (v.is_boolean()) return v.as_boolean();
   if (v.is_integer()) return static_cast<int64_t>(v.as_integer());
@@ -113,8 +108,8 @@ json::Value to_json(const toml::value& v) {
 
 class HeaderReader {
  public:
-  HeaderReader(const toml::value& doc, uint32_t offset, TestFile& t, std::vector<FormatError>& errs)
-      : doc_(doc), off_(offset), t_(t), errs_(errs) {}
+  HeaderReader(const host::TomlDoc& doc, TestFile& t, std::vector<FormatError>& errs)
+      : toml_(doc), doc_(doc.root), t_(t), errs_(errs) {}
 
   void run() {
     static const std::set<std::string> allowed = {"id",        "title",    "clauses", "features",
@@ -123,18 +118,18 @@ class HeaderReader {
     for (const auto& [k, v] : doc_.as_table())
       if (!allowed.count(k)) err(v, "unknown key '" + k + "'");
     t_.id = str("id", true);
-    if (doc_.contains("id")) t_.id_line = line_of(doc_.at("id"), off_);
+    if (doc_.contains("id")) t_.id_line = toml_.line(doc_.at("id"));
     if (!t_.id.empty() && !std::regex_match(t_.id, std::regex("[a-z0-9_.\\-]+")))
       err(doc_.at("id"), "id '" + t_.id + "' may only use a-z, 0-9, '_', '.' and '-'");
     t_.title = str("title", true);
     t_.clauses = strs("clauses", true);
     if (doc_.contains("clauses") && doc_.at("clauses").is_array())  // format.lint: per clause
       for (const auto& c : doc_.at("clauses").as_array())
-        if (c.is_string()) t_.clause_lines.push_back(line_of(c, off_));
+        if (c.is_string()) t_.clause_lines.push_back(toml_.line(c));
     t_.features = strs("features", true);
     t_.required = strs("requires", false);
     if (doc_.contains("host"))  // trap.host.toml: the launch's host script
-      if (auto e = host::host_from_toml(doc_.at("host"), t_.path, off_, t_.host))
+      if (auto e = host::host_from_toml(toml_, doc_.at("host"), t_.path, t_.host))
         errs_.push_back({e->line, e->message});
     for (const auto& f : t_.features)
       if (!known_features().count(f)) err(doc_.at("features"), "unknown feature tag '" + f + "'");
@@ -163,9 +158,7 @@ class HeaderReader {
   }
 
  private:
-  void err(const toml::value& v, std::string m) {
-    errs_.push_back({line_of(v, off_), std::move(m)});
-  }
+  void err(const toml::value& v, std::string m) { errs_.push_back({toml_.line(v), std::move(m)}); }
   // A key that is missing has no line of its own: it is reported at the header's
   // first line (format.lint), never at line 0.
   void err0(std::string m) { errs_.push_back({1, std::move(m)}); }
@@ -224,7 +217,7 @@ class HeaderReader {
     for (const char* key : order) {
       if (!m.contains(key)) continue;
       const auto& v = m.at(key);
-      t_.matrix_lines[key] = line_of(v, off_);
+      t_.matrix_lines[key] = toml_.line(v);
       std::vector<toml::value> items;
       if (v.is_array())
         items = v.as_array();
@@ -294,7 +287,7 @@ class HeaderReader {
       return;
     }
     const auto& e = doc_.at("expect");
-    t_.expect_line = line_of(e, off_);
+    t_.expect_line = toml_.line(e);
     if (!e.is_table()) {
       err(e, "'expect' must be a table");
       return;
@@ -412,8 +405,8 @@ class HeaderReader {
       err(e, "a test expecting trapped must name the event ([expect.event] name = ...)");
   }
 
+  const host::TomlDoc& toml_;  // the lines of its values are lines of the file
   const toml::value& doc_;
-  uint32_t off_;
   TestFile& t_;
   std::vector<FormatError>& errs_;
 };
@@ -456,13 +449,12 @@ std::variant<TestFile, std::vector<FormatError>, NotATest> parse_test(const std:
   }
   t.header_lines = n;
   // format.header: the header is TOML (so UTF-8); its line 1 is the file's line 2.
-  auto parsed = host::parse_toml(toml_text, path);
+  auto parsed = host::parse_toml(toml_text, 2);
   if (auto* e = std::get_if<host::TomlError>(&parsed)) {
-    errs.push_back({e->line ? e->line + 1 : 0, "header is not valid TOML: " + e->message});
+    errs.push_back({e->line, "header is not valid TOML: " + e->message});
     return errs;
   }
-  const toml::value& doc = std::get<toml::value>(parsed);
-  HeaderReader(doc, 1, t, errs).run();
+  HeaderReader(std::get<host::TomlDoc>(parsed), t, errs).run();
   if (!errs.empty()) return errs;
   return t;
 }
