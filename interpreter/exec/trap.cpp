@@ -326,6 +326,10 @@ std::optional<Status> Machine::boundary() {
     if (!cs.pending.empty()) {  // trap.interrupt: oldest first, one per entry
       cause = cs.pending.front();
       cs.pending.erase(cs.pending.begin());
+    } else if (!cs.single_step) {
+      // trap.boundary: rounds belong to cores whose own flag is on. This core is
+      // here for a resume request (or interrupts it could not take): nothing else.
+      continue;
     } else if (cs.round_open && !owed) {  // trap.single_step: the round is over
       cause = cause_word(isa::Event::SingleStep, 0);
     } else if (!cs.round_open) {  // trap.single_step: a new round
