@@ -937,6 +937,7 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
   if (o.shape_free) o.communicate = false;
   o.modesel_safe = invariant.modesel_safe;
   o.host_share = invariant.host_share;
+  o.spin_share = invariant.spin_share;
   if (o.modesel_safe) {
     o.communicate = false;
     o.raw = false;
@@ -1136,8 +1137,18 @@ rc::Gen<Program> program(const Options& o) {
             if ((p.mask_depth ? p.mask_depth : 32) < need && !overflow_meant)
               p.mask_depth = need == 32 ? 0 : need;
           }
-          // Version 6 (oracle.model.hostprog): drawn after everything above, so that
-          // a program that is not a host program is the version 5 program of its seed.
+          // Version 6: drawn after everything above, so that a program with neither
+          // is the version 5 program of its seed. oracle.model.spin: a spin at the
+          // end of main (raw: no mask-stack entry the depths above did not count;
+          // no barrier: a warp may have retired), not under `random`.
+          if (o.spin_share && *g::inRange<uint32_t>(0, 4) < o.spin_share && p.policy != "random") {
+            Stmt s;
+            s.kind = Kind::Spin;
+            s.raw = true;
+            s.body = *spin_body(c, false);
+            p.main.push_back(std::move(s));
+          }
+          // oracle.model.hostprog
           if (o.host_share && *g::inRange<uint32_t>(0, 4) < o.host_share)
             return host_program(o, size);
           return p;

@@ -67,6 +67,10 @@ struct Options {
   // everything else, so a program that is not one is the version 5 program of its
   // seed; 4 generates host programs only.
   uint32_t host_share = 0;
+  // oracle.model.spin: of 4 programs (not under `random`, where a spin never ends
+  // livelock), how many end main with a spin (raw, without barriers; exits stay
+  // allowed). Drawn after everything but host programs.
+  uint32_t spin_share = 0;
 };
 
 // The generator version, recorded in the origin of regression files.

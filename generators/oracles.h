@@ -94,6 +94,8 @@ struct Invariant {
   bool modesel_safe = false;
   // oracle.model.hostprog: of 4 programs, how many are host programs.
   uint32_t host_share = 0;
+  // oracle.model.spin: of 4 programs, how many end in a spin (exits allowed).
+  uint32_t spin_share = 0;
 };
 
 // The status a generated program is meant to end with (oracle.invariant.status):
