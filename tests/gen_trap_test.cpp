@@ -344,7 +344,7 @@ TEST(TrapInvariants, AllOrNoneNoticesMixedCoresAndStrandedWarps) {
 }
 
 // The trap invariants with --runner, and differential and structured on handler
-// programs, find the trap chapter's planted faults of the faulty implementation,
+// and host programs, find the trap chapter's planted faults of the faulty implementation,
 // and write a regression test (with its host script) that the reference passes
 // and the fault fails.
 struct Case {
@@ -363,9 +363,14 @@ TEST_P(TrapFault, IsFoundAndWrittenAsARegressionTest) {
 
 std::vector<Case> trap_cases() {
   std::vector<Case> out;
-  for (const char* f : {"syscall-skip", "syscall-pc-same", "frame-exec-live", "esr-bystander",
-                        "barrier-count-kept", "tclear-core-only"})
+  for (const char* f :
+       {"syscall-skip", "syscall-pc-same", "frame-exec-live", "esr-bystander", "barrier-count-kept",
+        "tclear-core-only", "pause-as-return", "vcall-depth-unchecked", "frame-sp-after-push"})
     out.push_back({"differential", f});
+  // oracle.invariant.host_script with --runner: host programs against the host model.
+  for (const char* f : {"pause-as-return", "vcall-depth-unchecked", "frame-sp-after-push",
+                        "tclear-core-only", "barrier-count-kept"})
+    out.push_back({"host-script", f});
   out.push_back({"structured", "syscall-skip"});
   out.push_back({"structured", "frame-exec-live"});
   out.push_back({"trap-transparency", "frame-exec-live"});
