@@ -272,12 +272,11 @@ class Model {
   // (trap.frame.room); event_ then says why.
   bool enter(uint32_t k, uint32_t raiser, uint32_t cause, uint32_t resume_pc, const Raised* ev) {
     Core& core = cores_[k];
-    if (!core.installed) {
+    if (!core.installed) {  // only for an entry at a boundary: step() sees to the others
       exec::EventInfo e;
       e.code = static_cast<Event>(cause & 0xff);
       e.warp = raiser;
-      e.pc = ev ? w_[raiser].pc : w_[raiser].pc;
-      if (ev) fill(e, *ev);
+      e.pc = w_[raiser].pc;
       e.payload = cause >> 8;
       event_ = e;
       return false;
@@ -487,18 +486,15 @@ class Model {
     return std::nullopt;
   }
 
-  // exec.form: the lanes a vector-form instruction acts on.
-  static uint64_t lanes_of(const Warp& w) { return w.exec; }
-
   // ---- instructions ------------------------------------------------------------------
   std::optional<Raised> execute(uint32_t g, const Insn& in) {
     Warp& w = w_[g];
     const isa::OpInfo& info = isa::info(in.op);
-    const std::string mn(info.mnemonic);
-    const uint64_t E = lanes_of(w);
+    const uint64_t E = w.exec;  // exec.form: vector-form instructions act on these lanes
     switch (info.family) {
       case isa::Family::Unary:
       case isa::Family::Binary: {
+        const std::string mn(info.mnemonic);
         const bool div = spec::is_division(mn);
         if (in.dst_kind == DstKind::V) {  // alu.form
           std::array<uint32_t, 64> out{};
@@ -533,7 +529,8 @@ class Model {
         ++w.pc;
         return std::nullopt;
       }
-      case isa::Family::Compare:  // alu.cmp
+      case isa::Family::Compare: {  // alu.cmp
+        const std::string mn(info.mnemonic);
         for (uint32_t l = 0; l < W_; ++l) {
           if (!((E >> l) & 1)) continue;
           const bool b = spec::compare(mn, value(w, g, in.a, l), value(w, g, in.b, l));
@@ -541,6 +538,7 @@ class Model {
         }
         ++w.pc;
         return std::nullopt;
+      }
       case isa::Family::Select:  // alu.sel
         for (uint32_t l = 0; l < W_; ++l)
           if ((E >> l) & 1)
@@ -598,7 +596,7 @@ class Model {
       case isa::Family::Control:
         return control(g, in);
       default:
-        throw Outside{"the instruction " + mn};
+        throw Outside{"the instruction " + std::string(info.mnemonic)};
     }
   }
 
