@@ -793,6 +793,16 @@ std::vector<syntax::HostStep> host_script(const Program& p) {
     }
     out.push_back(h);
   }
+  // Single-step turned off again: half the time an `on` is followed by an `off`
+  // for the same cores a few steps later, while a round may be open.
+  const size_t drawn = out.size();
+  for (size_t i = 0; i < drawn; ++i)
+    if (out[i].kind == syntax::HostKind::SingleStep && out[i].on && *g::arbitrary<bool>()) {
+      syntax::HostStep off = out[i];
+      off.on = false;
+      off.step += *g::inRange<uint64_t>(1, 24);
+      out.push_back(off);
+    }
   // Half the scripts of a program with tables bind one before the first step, so
   // that its vector calls mostly reach a table (trap.vector).
   if (tables && *g::arbitrary<bool>()) {
@@ -888,6 +898,7 @@ Program host_program(const Options& o, int size) {
                                                      {2, Program::Handler::LogPause},
                                                      {1, Program::Handler::LogFault}});
   p.log_records = *g::weightedElement<bool>({{5, true}, {1, false}});
+  p.log_barrier = *g::weightedElement<bool>({{3, false}, {1, true}});
   // trap.frame.room: no room for a frame, or for exactly one.
   if (*g::weightedElement<bool>({{7, false}, {1, true}}))
     p.stack = *g::element<uint32_t>(16, 32, 48, 64);

@@ -180,8 +180,9 @@ uint32_t log_skips(uint32_t code) {
 // an exception then skips it: the frame's resume PC goes up by skip[code] (1 for
 // the exceptions, 0 for the others) times the frame's raiser word, so the
 // handler needs no branch and no warp's skip depends on another's tclear.
-// Every warp clears the ESR; log_ret returns, log_pause pauses, and log_fault
-// divides by zero after counting (a double fault, trap.double).
+// With log_barrier the warps wait at a barrier first (bar.arrive). Every warp
+// clears the ESR; log_ret returns, log_pause pauses, and log_fault divides by
+// zero after counting (a double fault, trap.double).
 std::vector<std::string> log_lines(const Program& p, Program::Handler h) {
   const std::string base = sreg(kHandlerScalar), n = sreg(kHandlerScalar + 1),
                     rec = sreg(kHandlerScalar + 2), t = sreg(kHandlerScalar + 3),
@@ -215,6 +216,7 @@ std::vector<std::string> log_lines(const Program& p, Program::Handler h) {
       store();
     }
   }
+  if (p.log_barrier) out.push_back("bar");
   for (const std::string& l :
        {"frame.ld " + t + ", 36", "and " + t + ", " + t + ", 255", "shl " + t + ", " + t + ", 2",
         "ld " + skip + ", skip[" + t + "]", "frame.ld " + t + ", 52",

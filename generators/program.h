@@ -314,6 +314,9 @@ struct Program {
   // entries); the vector tables `.vtable vtI f.., f..` (function indices, taken
   // modulo the functions; none printed without functions); `.max_steps` (0: 1000000).
   bool log_records = true;
+  // The logging handlers that return or pause wait at a barrier before their
+  // skip (bar.arrive in handler code: the join waits for them, trap.join).
+  bool log_barrier = false;
   std::vector<std::vector<int>> vtables;
   uint64_t max_steps = 0;
   bool host_program = false;  // generated as a host program (it prints nothing)

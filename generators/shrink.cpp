@@ -159,6 +159,7 @@ std::vector<Program> simplifications(const Program& p) {
   if (p.handler == Program::Handler::LogPause || p.handler == Program::Handler::LogFault)
     with([](Program& q) { q.handler = Program::Handler::LogReturn; });
   if (p.log_records && !log_labels(p).empty()) with([](Program& q) { q.log_records = false; });
+  if (p.log_barrier) with([](Program& q) { q.log_barrier = false; });
   for (size_t t = p.vtables.size(); t-- > 0;) {
     with([t](Program& q) { q.vtables.erase(q.vtables.begin() + static_cast<std::ptrdiff_t>(t)); });
     for (size_t e = p.vtables[t].size(); e-- > 1;)
