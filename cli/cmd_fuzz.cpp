@@ -24,7 +24,7 @@ struct FuzzArgs {
   double seconds = 0;
   std::string runner = "reference";
   uint32_t jobs = 1;
-  std::string out = "suites/regress";
+  std::string out;  // default: default_regress_dir()
   int max_size = 100;
   double shrink_time = gen::FuzzOptions{}.max_shrink_seconds;
   bool print = false;
@@ -134,10 +134,18 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
                 1000000007ull;
   o.seconds = a.seconds;
   o.count = a.o_time->count() ? 0 : a.count;
-  o.jobs = a.jobs ? a.jobs : 1;
+  o.jobs = job_count(a.jobs ? a.jobs : 1, o.count ? o.count : ~size_t{0});
   o.max_size = a.max_size;
   o.max_shrink_seconds = a.shrink_time;
-  o.out_dir = a.out;
+  // oracle.regress: shrunk failures go to the project's suites/regress/, found from
+  // the working directory upwards, else beside the sources simtspec was built from;
+  // never to a suites/ folder made in whatever directory the command ran in.
+  o.out_dir = a.out.empty() ? default_regress_dir() : a.out;
+  if (o.out_dir.empty()) {
+    std::cerr << "simtspec: no simtspec project (a folder with spec/ and suites/) above the "
+                 "working directory: give --out DIR for shrunk failures\n";
+    return kExitUsage;
+  }
   o.print_programs = a.print;
   if (a.stats)
     o.after_check = [](const gen::Invariant&, uint64_t, const gen::Program& p, gen::Check& c) {
@@ -196,21 +204,6 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
   return r.failures.empty() && r.errors.empty() && !checked_nothing ? kExitOk : kExitFail;
 }
 
-// A number of seconds: finite and above 0 (or at least 0 with `zero_ok`). CLI11's
-// own range checks would print the whole range of a double in their message.
-CLI::Validator seconds(bool zero_ok) {
-  return CLI::Validator(
-      [zero_ok](std::string& s) -> std::string {
-        char* end = nullptr;
-        double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end || !std::isfinite(v) || v < 0 || (!zero_ok && v == 0))
-          return "'" + s + "' is not a number of seconds " +
-                 (zero_ok ? "(0 or more)" : "(more than 0)");
-        return "";
-      },
-      zero_ok ? "SECONDS >= 0" : "SECONDS > 0");
-}
-
 }  // namespace
 
 void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
@@ -221,18 +214,24 @@ void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_option("--invariant", a->invariant, names + "or all (default)");
   a->o_seed = cmd->add_option("--seed", a->seed,
                               "base seed: program k uses seed + k (default: from the clock)");
-  a->o_count = cmd->add_option("--count", a->count, "programs per invariant (default 200)");
+  a->o_count =
+      cmd->add_option("--count", a->count, "programs per invariant, at least 1 (default 200)")
+          ->check(in_range(1, uint64_t{1} << 62, "1 to 2^62"));
   a->o_time = cmd->add_option("--time", a->seconds, "run for this many seconds instead of a count")
                   ->check(seconds(false));
   cmd->add_option("--runner", a->runner,
                   "implementation under test (runner .toml): differential compares it with the "
                   "reference, structured with the structured evaluator");
   cmd->add_option("--jobs,-j", a->jobs,
-                  "worker processes (default 1: in this process); results do not depend on it");
+                  "worker processes, 1 to 1024 (default 1: in this process; at most 8 per CPU "
+                  "are used); results do not depend on it")
+      ->check(in_range(1, kMaxJobs, "1 to 1024"));
   cmd->add_option("--out", a->out,
-                  "where shrunk failures are written as tests (default suites/regress)");
-  cmd->add_option("--max-size", a->max_size, "largest generator size (default 100)")
-      ->check(CLI::Range(1, 1000));
+                  "where shrunk failures are written as tests (default: suites/regress of the "
+                  "project around the working directory, else of the sources simtspec was built "
+                  "from)");
+  cmd->add_option("--max-size", a->max_size, "largest generator size, 1 to 1000 (default 100)")
+      ->check(in_range(1, 1000, "1 to 1000"));
   cmd->add_option("--shrink-time", a->shrink_time,
                   "seconds to spend shrinking each failure (default 300; 0: no limit)")
       ->check(seconds(true));

@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -77,6 +79,58 @@ struct TestArgs {
   bool no_differential = false;
   bool quiet = false;
   uint64_t max_steps = 1'000'000;
+  double timeout = 0;  // 0: the runner's own (runner.timeout)
+};
+
+// results.interrupted: SIGINT and SIGTERM set the runners' interrupt flag; the run
+// stops starting configurations, cuts short those in flight and writes what ran.
+// A second signal ends the program at once (the handler is reset by the first).
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_signal(int sig) {
+  g_signal = sig;
+  runners::interrupt_flag().store(true);
+}
+
+struct SignalScope {
+  struct sigaction old_int {
+  }, old_term{};
+  SignalScope() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;  // no SA_RESTART: waits return EINTR
+    ::sigaction(SIGINT, &sa, &old_int);
+    ::sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~SignalScope() {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+// The console's `fail:` lines in the run's order (malformed files, then the
+// configurations in suite order), whatever order the jobs finish in: a line is
+// printed once every result before it has arrived.
+class OrderedLines {
+ public:
+  explicit OrderedLines(size_t n) : lines_(n), have_(n, false) {}
+  void put(size_t i, std::string line) {
+    lines_[i] = std::move(line);
+    have_[i] = true;
+    for (; next_ < have_.size() && have_[next_]; ++next_)
+      if (!lines_[next_].empty()) std::cout << lines_[next_] << std::flush;
+  }
+  // What arrived but waits for an earlier result that never came (interrupted).
+  void flush() {
+    for (size_t i = next_; i < have_.size(); ++i)
+      if (have_[i] && !lines_[i].empty()) std::cout << lines_[i];
+    std::cout << std::flush;
+  }
+
+ private:
+  std::vector<std::string> lines_;
+  std::vector<bool> have_;
+  size_t next_ = 0;
 };
 
 int run_tests(const TestArgs& a, const std::string& argv0) {
@@ -91,9 +145,9 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   harness::Options o;
   o.filter = a.filter;
   for (const auto& f : split_list(a.features)) o.features.insert(f);
-  o.jobs = a.jobs ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
   o.differential = !a.no_differential;
   o.max_steps = a.max_steps;
+  if (a.timeout > 0) o.timeout = a.timeout;
   o.runner_arg = absolute_arg(a.runner);
   o.simtspec = self_path(argv0);
   if (!a.shard.empty()) {
@@ -107,7 +161,8 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
     o.shard_index = i;
     o.shard_count = n;
   }
-  auto opened = runners::open_runner(a.runner);
+  auto opened = runners::open_runner(
+      a.runner, a.timeout > 0 ? std::optional<double>(a.timeout) : std::nullopt);
   if (auto* e = std::get_if<std::string>(&opened)) {
     std::cerr << "simtspec: " << *e << "\n";
     return kExitUsage;
@@ -121,7 +176,20 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
     runner->shutdown();
     return kExitUsage;
   }
+  o.jobs = job_count(a.jobs, cases.size());
   std::string spec_dir = harness::find_spec_dir(a.spec, paths.front());
+
+  // results.lock: one run at a time writes an output folder.
+  OutLock lock;
+  if (!a.out.empty()) {
+    if (auto e = lock.acquire(a.out)) {
+      std::cerr << "simtspec: " << *e << "\n";
+      runner->shutdown();
+      return kExitUsage;
+    }
+  }
+  std::set<const harness::TestFile*> selected_tests;
+  for (const auto& c : cases) selected_tests.insert(c.test);
 
   reports::ResultsFile rf;
   rf.header["schema"] = reports::kSchema;
@@ -147,63 +215,95 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   opts["jobs"] = o.jobs;
   opts["differential"] = o.differential;
   opts["max_steps"] = o.max_steps;
+  if (a.timeout > 0) opts["timeout"] = a.timeout;
   rf.header["options"] = opts;
 
   reports::JsonlWriter writer;
   if (!a.out.empty()) {
-    std::error_code ec;
-    fs::create_directories(a.out, ec);
     if (!writer.open(a.out + "/results.jsonl", err)) {
       std::cerr << "simtspec: " << err << "\n";
       return kExitUsage;
     }
     writer.write(rf.header);
   }
+  // The place of each result in the run's order, for the console's fail: lines.
+  std::map<std::pair<std::string, std::string>, size_t> order;
+  size_t bad_selected = 0;
+  for (const auto& [path, errs] : suite.bad)
+    if (o.shard_index == 0 && (o.filter.empty() || harness::glob_match(o.filter, path)))
+      order[{path, ""}] = bad_selected++;
+  for (const auto& c : cases)
+    order.emplace(std::pair(c.test->path, c.settings.key()), order.size());
+  OrderedLines console(order.size());
   const bool tty = !a.quiet && ::isatty(2);
   size_t done = 0;
   std::map<std::string, size_t> counts;
   auto t0 = std::chrono::steady_clock::now();
-  harness::Summary sum = harness::run(*runner, suite, cases, o, [&](const json::Value& rec) {
-    ++done;
-    const std::string& st = rec.find("status")->as_string();
-    ++counts[st];
-    writer.write(rec);
-    if (!a.out.empty()) rf.records.push_back(rec);  // kept only for the reports
-    if (st != "pass" && st != "unsupported" && st != "xfail") {
+  harness::Summary sum;
+  {
+    SignalScope signals;
+    sum = harness::run(*runner, suite, cases, o, [&](const json::Value& rec) {
+      ++done;
+      const std::string& st = rec.find("status")->as_string();
+      ++counts[st];
+      writer.write(rec);
+      if (!a.out.empty()) rf.records.push_back(rec);  // kept only for the reports
+      std::string line;
       std::string key = rec.find("config_key")->as_string();
-      const json::Value* msg = rec.find("message");
+      if (st != "pass" && st != "unsupported" && st != "xfail") {
+        const json::Value* msg = rec.find("message");
+        line = st + ": " + rec.find("id")->as_string() + (key.empty() ? "" : "[" + key + "]") +
+               ": " + (msg && msg->is_string() ? msg->as_string() : "") + "\n";
+      }
       if (tty) std::cerr << "\r\033[K";
-      std::cout << st << ": " << rec.find("id")->as_string() << (key.empty() ? "" : "[" + key + "]")
-                << ": " << (msg && msg->is_string() ? msg->as_string() : "") << "\n"
-                << std::flush;
-    }
-    if (tty) {
-      std::cerr << "\r\033[K[" << done << "/" << cases.size() + suite.bad.size() << "]";
-      for (const auto& [k, n] : counts) std::cerr << " " << k << " " << n;
-      std::cerr << std::flush;
-    }
-  });
+      auto at = order.find({rec.find("file")->as_string(), key});
+      if (at != order.end())
+        console.put(at->second, std::move(line));
+      else if (!line.empty())
+        std::cout << line << std::flush;
+      if (tty) {
+        std::cerr << "\r\033[K[" << done << "/" << cases.size() + bad_selected << "]";
+        for (const auto& [k, n] : counts) std::cerr << " " << k << " " << n;
+        std::cerr << std::flush;
+      }
+    });
+  }
+  console.flush();
   runner->shutdown();
   if (tty) std::cerr << "\r\033[K";
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rf.summary = sum.to_json();
   rf.summary["seconds"] = secs;
+  if (sum.interrupted) rf.summary["signal"] = g_signal == SIGTERM ? "SIGTERM" : "SIGINT";
   json::Value last;
   last["summary"] = rf.summary;
   writer.write(last);
   writer.close();
-  std::cout << runner->name() << ": " << sum.total << " configurations of " << suite.tests.size()
-            << " tests in " << static_cast<int>(secs * 10) / 10.0 << " s:";
-  for (const char* k : {"pass", "fail", "error", "unsupported", "xfail", "xpass"})
-    std::cout << " " << reports::count_of(sum.counts, k) << " " << k;
+  // results.share: the headline says how much of the selection ran.
+  const size_t ntests = selected_tests.size();
+  std::cout << runner->name() << ": " << reports::share_run(sum.run(), sum.selected) << ", "
+            << reports::thousands(ntests) << " test" << (ntests == 1 ? "" : "s")
+            << (suite.bad.empty() ? ""
+                                  : " and " + std::to_string(bad_selected) + " malformed file" +
+                                        (bad_selected == 1 ? "" : "s"))
+            << ", " << static_cast<int>(secs * 10) / 10.0 << " s:";
+  for (std::string_view k : reports::kStatuses)
+    std::cout << " " << reports::thousands(reports::count_of(sum.counts, k)) << " " << k;
   std::cout << "\n";
   if (!suite.not_tests.empty())
     std::cout << "note: " << suite.not_tests.size()
               << " .simt files without a test header were skipped\n";
+  if (sum.interrupted)
+    std::cout << "interrupted (" << (g_signal == SIGTERM ? "SIGTERM" : "SIGINT")
+              << "): " << reports::thousands(sum.total) << " of "
+              << reports::thousands(sum.selected) << " results written\n";
   if (!a.out.empty()) {
     if (int rc = write_outputs(std::move(rf), a.out, spec_dir)) return rc;
     std::cout << "report: " << a.out << "/index.html\n";
   }
+  if (sum.interrupted) return g_signal == SIGTERM ? 128 + SIGTERM : 128 + SIGINT;
+  // A malformed test file is bad input (exit 2), whatever the other results.
+  if (bad_selected) return kExitUsage;
   return sum.ok() ? kExitOk : kExitFail;
 }
 
@@ -220,7 +320,13 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0) {
       "only tests whose id matches this glob (ID-GLOB@CONFIG-GLOB selects configurations)");
   cmd->add_option("--features", a->features,
                   "only tests with one of these feature tags (comma-separated)");
-  cmd->add_option("--jobs,-j", a->jobs, "parallel runs (default: number of CPUs)");
+  cmd->add_option("--jobs,-j", a->jobs,
+                  "parallel runs, 1 to 1024 (default: one per CPU; at most 8 per CPU are used)")
+      ->check(in_range(1, kMaxJobs, "1 to 1024"));
+  cmd->add_option("--timeout", a->timeout,
+                  "seconds each run may take, at most 3600 (default: the runner description's "
+                  "timeout; 10 for the reference)")
+      ->check(seconds(false, 3600));
   cmd->add_option("--shard", a->shard,
                   "run shard I of N (I/N): configuration k goes to shard k mod N");
   cmd->add_option("--out", a->out,
@@ -229,8 +335,8 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_flag("--no-differential", a->no_differential, "do not also compare with the reference");
   cmd->add_flag("--quiet", a->quiet, "no progress line");
   cmd->add_option("--max-steps", a->max_steps,
-                  "step limit for tests whose program sets none (default 1000000)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 62));
+                  "step limit for tests whose program sets none, 1 to 2^62 (default 1000000)")
+      ->check(in_range(1, uint64_t{1} << 62, "1 to 2^62"));
   cmd->callback([a, &exit_code, argv0] { exit_code = run_tests(*a, argv0); });
 }
 
@@ -294,6 +400,12 @@ void register_report(CLI::App& app, int& exit_code) {
       }
       files.push_back(std::get<reports::ResultsFile>(std::move(r)));
     }
+    OutLock lock;  // results.lock
+    if (auto e = lock.acquire(a->out)) {
+      std::cerr << "simtspec: " << *e << "\n";
+      exit_code = kExitUsage;
+      return;
+    }
     std::string err = reports::write_html(
         files, harness::load_clauses(harness::find_spec_dir(a->spec, ".")), a->out);
     if (!err.empty()) {
@@ -311,7 +423,8 @@ void register_serve(CLI::App& app, int& exit_code) {
       "serve", "answer runner-protocol requests on stdin/stdout with the reference");
   cmd->callback([&exit_code] {
     std::ios::sync_with_stdio(false);
-    runners::serve(std::cin, std::cout, runners::run_reference);
+    runners::serve(std::cin, std::cout,
+                   [](const runners::RunRequest& r) { return runners::run_reference(r); });
     exit_code = kExitOk;
   });
 }

@@ -1,11 +1,23 @@
 #include "common.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include <iostream>
 
 #include "exec/config.h"
 #include "format.h"
+#include "harness.h"
 
 namespace simt::cli {
 
@@ -96,6 +108,83 @@ std::string self_path(const std::string& argv0) {
   if (!ec && !exe.empty()) return exe.string();
   if (argv0.find('/') == std::string::npos) return argv0;  // found in PATH
   return std::filesystem::absolute(argv0, ec).lexically_normal().string();
+}
+
+uint32_t job_count(uint32_t asked, size_t work) {
+  const uint32_t cpus = std::max(1u, std::thread::hardware_concurrency());
+  const uint32_t want = asked ? asked : cpus;
+  const uint32_t cap = 8 * cpus;
+  uint32_t jobs = std::min<uint32_t>(want, cap);
+  jobs = static_cast<uint32_t>(std::min<size_t>(jobs, std::max<size_t>(work, 1)));
+  if (asked > cap)
+    std::cerr << "simtspec: note: --jobs " << asked << " is more than 8 per CPU; using " << cap
+              << " (" << cpus << " CPUs)\n";
+  return jobs;
+}
+
+std::string default_regress_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // The spec folder found from the working directory upwards, else the sources'.
+  const fs::path root = fs::path(harness::find_spec_dir("", ".")).parent_path();
+  if (fs::exists(root / "spec" / "README.md", ec) && fs::is_directory(root / "suites", ec))
+    return (root / "suites" / "regress").string();
+  return "";
+}
+
+CLI::Validator in_range(uint64_t lo, uint64_t hi, const std::string& words) {
+  return CLI::Validator(
+      [lo, hi, words](std::string& s) -> std::string {
+        uint64_t v = 0;
+        size_t used = 0;
+        try {
+          if (s.empty() || s[0] == '-' || s[0] == '+') throw std::invalid_argument(s);
+          v = std::stoull(s, &used, 10);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != s.size() || used == 0 || v < lo || v > hi)
+          return "'" + s + "' is not an integer from " + words;
+        return "";
+      },
+      "", "in_range");
+}
+
+CLI::Validator seconds(bool zero_ok, double max) {
+  return CLI::Validator(
+      [zero_ok, max](std::string& s) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(s.c_str(), &end);
+        if (end == s.c_str() || *end || !std::isfinite(v) || v < 0 || (!zero_ok && v == 0) ||
+            v > max) {
+          char most[32] = "";
+          if (max < 1e300) std::snprintf(most, sizeof most, ", at most %g", max);
+          return "'" + s + "' is not a number of seconds " +
+                 (zero_ok ? "(0 or more" : "(more than 0") + most + ")";
+        }
+        return "";
+      },
+      zero_ok ? "SECONDS >= 0" : "SECONDS > 0");
+}
+
+OutLock::~OutLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::optional<std::string> OutLock::acquire(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return "cannot create the output folder '" + dir + "': " + ec.message();
+  const std::string path = dir + "/.simtspec.lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) return "cannot create '" + path + "': " + std::strerror(errno);
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    return "another simtspec run is writing to '" + dir + "' (it holds " + path +
+           "); wait for it or choose another --out";
+  }
+  return std::nullopt;
 }
 
 std::string absolute_arg(const std::string& arg) {

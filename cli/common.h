@@ -52,4 +52,37 @@ void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0);
 std::string self_path(const std::string& argv0);
 std::string absolute_arg(const std::string& arg);
 
+// --jobs: at most kMaxJobs may be asked for; the run uses at most 8 per CPU and
+// never more than there is work (`work` items), printing a note when it uses
+// fewer than asked. 0 (not given) means one per CPU.
+inline constexpr uint32_t kMaxJobs = 1024;
+uint32_t job_count(uint32_t asked, size_t work);
+
+// oracle.regress: `suites/regress` of the project (a folder holding spec/README.md
+// and suites/) at or above the working directory, else of the sources simtspec was
+// built from if they are there; empty when neither exists.
+std::string default_regress_dir();
+
+// An integer option's range, described in words in the help ("1 to 1024") rather
+// than by CLI11's validator text, and checked with a message naming the value.
+CLI::Validator in_range(uint64_t lo, uint64_t hi, const std::string& words);
+// A number of seconds: finite, above 0 (or at least 0 with `zero_ok`), at most
+// `max`. CLI11's own range checks would print the whole range of a double.
+CLI::Validator seconds(bool zero_ok, double max = 1e300);
+
+// results.lock: holds an exclusive lock on DIR/.simtspec.lock (creating DIR) for as
+// long as it lives, so that two runs never write one output folder.
+class OutLock {
+ public:
+  OutLock() = default;
+  OutLock(const OutLock&) = delete;
+  OutLock& operator=(const OutLock&) = delete;
+  ~OutLock();
+  // A message when the folder cannot be made or another run holds it.
+  std::optional<std::string> acquire(const std::string& dir);
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace simt::cli

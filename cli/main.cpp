@@ -24,6 +24,21 @@ int main(int argc, char** argv) {
   simt::cli::register_serve(app, exit_code);
   simt::cli::register_fuzz(app, exit_code, argc > 0 ? argv[0] : "simtspec");
   simt::cli::register_modesel(app, exit_code);
+  // An unknown command is named as such (CLI11 alone would say that a subcommand is
+  // required, as if none had been given).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      found = found || sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::cerr << "simtspec: unknown command '" << argv[1] << "' (commands: " << known
+                << ")\nrun 'simtspec --help' for usage\n";
+      return simt::cli::kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -149,12 +149,29 @@ bool runnable(const host::Loaded& loaded, const runners::RunRequest& req, Oracle
     l.simd = loaded.config.simd_width();
     l.warps = loaded.config.warps;
     l.workgroups = loaded.config.workgroups;
-    if (std::string why = harness::policy_dependence(req, l); !why.empty()) {
-      c.unsupported = why;
+    harness::PolicyCheck pc = harness::policy_dependence(req, l, runners::kDefaultTimeout);
+    if (!pc.error.empty()) {
+      c = failing(pc.error);
+      return false;
+    }
+    if (!pc.depends.empty()) {
+      c.unsupported = pc.depends;
       return false;
     }
   }
   return true;
+}
+
+// runner.lifecycle.restart: an implementation that could not run the program (it
+// died, hung or answered wrongly) fails it, with how it ended and the first line
+// of what it wrote to its error stream.
+std::string run_error(const runners::Runner& runner, const runners::RunResult& got) {
+  std::string msg = runner.name() + " failed to run the program: " + got.message;
+  if (!got.stderr_text.empty()) {
+    std::string err = got.stderr_text.substr(0, got.stderr_text.find('\n'));
+    msg += "; its standard error: " + err.substr(0, 300);
+  }
+  return msg;
 }
 
 // The outcome of the program on the implementation under test: the reference in
@@ -173,7 +190,7 @@ std::optional<model::Outcome> run_implementation(const host::Loaded& loaded,
     return std::nullopt;
   }
   if (got.kind == runners::RunResult::Kind::Error) {
-    c = failing(ctx.runner->name() + " failed to run the program: " + got.message);
+    c = failing(run_error(*ctx.runner, got));
     return std::nullopt;
   }
   if (got.kind == runners::RunResult::Kind::Rejected) {
@@ -559,8 +576,7 @@ Check differential(const Program& p, const std::string& text, OracleContext& ctx
     return c;
   }
   if (got.kind == runners::RunResult::Kind::Error)
-    return c.ok = false,
-           c.message = ctx.runner->name() + " failed to run the program: " + got.message, c;
+    return c.ok = false, c.message = run_error(*ctx.runner, got), c;
   harness::Layout l;
   l.wave = p.wave;
   l.simd = p.wave;

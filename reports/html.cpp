@@ -477,10 +477,26 @@ void index_summary(Html& h, const Model& m, const Source& src) {
   dl_item(h, "results file", f.path);
   if (!f.complete()) {
     h << "<dt>run</dt><dd class=\"warn\">interrupted: the file has no summary line</dd>\n";
-  } else if (const Value* secs = get(f.summary, "seconds"); secs && secs->is_number()) {
-    dl_item(h, "duration", fmt_double(secs->as_double(), "%.1f s"));
+  } else {
+    if (const Value* secs = get(f.summary, "seconds"); secs && secs->is_number())
+      dl_item(h, "duration", fmt_double(secs->as_double(), "%.1f s"));
+    // results.interrupted
+    if (const Value* intr = get(f.summary, "interrupted");
+        intr && intr->is_bool() && intr->as_bool())
+      h << "<dt>run</dt><dd class=\"warn\">interrupted by " << E(get_str(f.summary, "signal"))
+        << ": only the results below were run</dd>\n";
   }
-  h << "</dl>\n<table class=\"totals\">\n<tr>";
+  h << "</dl>\n";
+  // results.share: how much of the selection ran, beside the pass rate.
+  {
+    const size_t all = src.entries.size();
+    size_t selected = all;
+    if (const Value* sel = get(f.summary, "selected"); sel && sel->is_number())
+      selected = std::max<size_t>(all, static_cast<size_t>(sel->as_uint()));
+    h << "<p class=\"share\" data-total=\"share\">"
+      << E(share_run(all - count_of(src.counts, "unsupported"), selected)) << "</p>\n";
+  }
+  h << "<table class=\"totals\">\n<tr>";
   for (const auto& s : m.statuses) h << "<th>" << E(s) << "</th>";
   h << "<th>total</th><th>pass rate</th></tr>\n<tr>";
   for (const auto& s : m.statuses) {
@@ -1320,6 +1336,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .ok { color: var(--pass); }
 .summaries { display: flex; flex-wrap: wrap; gap: 1em; }
 .summary { border: 1px solid var(--line); border-radius: 6px; padding: .2em 1em; flex: 1 1 420px; }
+.share { font-size: 1.15em; font-weight: 600; margin: .4em 0; }
 .summary dl { display: grid; grid-template-columns: max-content 1fr; gap: .1em 1em; }
 .summary dt { color: var(--muted); }
 .summary dd { margin: 0; word-break: break-all; }

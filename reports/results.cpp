@@ -105,6 +105,27 @@ size_t count_of(const std::map<std::string, size_t>& counts, std::string_view st
   return it == counts.end() ? 0 : it->second;
 }
 
+std::string thousands(uint64_t n) {
+  std::string d = std::to_string(n), out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i && (d.size() - i) % 3 == 0) out += ',';
+    out += d[i];
+  }
+  return out;
+}
+
+std::string share_run(size_t run, size_t total) {
+  std::string pct;
+  if (total == 0)
+    pct = "n/a";
+  else if (run > 0 && run * 100 < total)
+    pct = "<1%";
+  else
+    pct = std::to_string(run * 100 / total) + "%";
+  return thousands(run) + " of " + thousands(total) + " configuration" + (total == 1 ? "" : "s") +
+         " run (" + pct + ")";
+}
+
 std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records) {
   std::map<std::string, size_t> c;
   for (const auto& r : records)
@@ -161,11 +182,29 @@ std::string junit_xml(const ResultsFile& r) {
   }
   auto counts = count_statuses(r.records);
   auto n = [&](const char* k) { return count_of(counts, k); };
+  // results.junit: an interrupted run is one more error, so that a JUnit reader
+  // cannot take the results that ran for the whole run.
+  const json::Value* intr = r.summary.is_object() ? r.summary.find("interrupted") : nullptr;
+  const bool interrupted = intr && intr->is_bool() && intr->as_bool();
+  const size_t extra = interrupted ? 1 : 0;
   std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o += "<testsuites name=\"simtspec " + xml_escape(r.runner_name()) + "\" tests=\"" +
-       std::to_string(r.records.size()) + "\" failures=\"" +
-       std::to_string(n("fail") + n("xpass")) + "\" errors=\"" + std::to_string(n("error")) +
-       "\" skipped=\"" + std::to_string(n("unsupported") + n("xfail")) + "\">\n";
+       std::to_string(r.records.size() + extra) + "\" failures=\"" +
+       std::to_string(n("fail") + n("xpass")) + "\" errors=\"" +
+       std::to_string(n("error") + extra) + "\" skipped=\"" +
+       std::to_string(n("unsupported") + n("xfail")) + "\">\n";
+  if (interrupted) {
+    const json::Value* sel = r.summary.find("selected");
+    const json::Value* sig = r.summary.find("signal");
+    o += "  <testsuite name=\"simtspec\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" "
+         "time=\"0.000\">\n    <testcase classname=\"simtspec\" name=\"run\" time=\"0.000\">\n"
+         "      <error message=\"" +
+         xml_escape("interrupted" + (sig && sig->is_string() ? " by " + sig->as_string() : "") +
+                    ": " + std::to_string(r.records.size()) + " of " +
+                    (sel && sel->is_number() ? std::to_string(sel->as_uint()) : "?") +
+                    " results written") +
+         "\"/>\n    </testcase>\n  </testsuite>\n";
+  }
   for (const auto& [feature, recs] : suites) {
     size_t f = 0, e = 0, s = 0;
     double time = 0;

@@ -56,4 +56,11 @@ std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& rec
 // counts[status], or 0.
 size_t count_of(const std::map<std::string, size_t>& counts, std::string_view status);
 
+// results.share: how much of the selection ran (every status but `unsupported`):
+// "314 of 5,173 configurations run (6%)". The percentage is rounded down, so that
+// it says 100% only when everything ran, and is "<1%" when some but under 1% did.
+std::string share_run(size_t run, size_t total);
+// 5173 -> "5,173".
+std::string thousands(uint64_t n);
+
 }  // namespace simt::reports

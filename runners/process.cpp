@@ -60,14 +60,31 @@ class SpecReader {
     }
     return std::nullopt;
   }
-  std::optional<std::string> integers(const toml::value& v, const std::string& what,
-                                      std::set<uint32_t>& out) const {
-    if (!v.is_array()) return at(v) + what + " must be an array of integers";
+  // runner.toml: wave sizes and SIMD widths are powers of two from 1 to 64
+  // (state.launch.limits); anything else is a typo, not a capability.
+  std::optional<std::string> widths(const toml::value& v, const std::string& what,
+                                    std::set<uint32_t>& out) const {
+    const std::string want = what + " must be an array of powers of two from 1 to 64";
+    if (!v.is_array()) return at(v) + want;
     for (const auto& x : v.as_array()) {
-      if (!x.is_integer() || x.as_integer() < 1 || x.as_integer() > 4096)
-        return at(x) + what + " must be an array of integers from 1 to 4096";
-      out.insert(static_cast<uint32_t>(x.as_integer()));
+      if (!x.is_integer()) return at(x) + want;
+      const auto n = x.as_integer();
+      if (n < 1 || n > 64 || (n & (n - 1)) != 0)
+        return at(x) + want + " (" + std::to_string(n) + " is not one)";
+      out.insert(static_cast<uint32_t>(n));
     }
+    return std::nullopt;
+  }
+  // Each string of `v` (already read into `list`) must be a known name: an
+  // unknown one is reported at its own line, with the names that are known.
+  template <class Known>
+  std::optional<std::string> names(const toml::value& v, const std::vector<std::string>& list,
+                                   const std::string& what, const char* kind, Known known,
+                                   const std::string& known_list) const {
+    for (size_t i = 0; i < list.size(); ++i)
+      if (!known(list[i]))
+        return at(v.as_array()[i]) + what + ": unknown " + kind + " '" + list[i] + "'" +
+               (known_list.empty() ? "" : " (known: " + known_list + ")");
     return std::nullopt;
   }
 
@@ -91,6 +108,14 @@ std::string resolve_command(const std::string& cmd, const std::string& file) {
   return cmd;  // posix_spawnp searches PATH
 }
 
+// "a, b, c": the names of a table's rows, for messages.
+template <class Rows, class Name>
+std::string joined(const Rows& rows, Name name) {
+  std::string out;
+  for (const auto& row : rows) out += (out.empty() ? "" : ", ") + std::string(name(row));
+  return out;
+}
+
 }  // namespace
 
 std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& text,
@@ -103,8 +128,9 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
     return file + ":" + (e->line ? std::to_string(e->line) + ":" : std::string()) +
            " not a usable TOML document: " + e->message;
   const toml::value& doc = std::get<toml::value>(parsed);
-  static const std::set<std::string> keys = {"name",       "version", "command", "args",
-                                             "persistent", "timeout", "xfail",   "capabilities"};
+  static const std::set<std::string> keys = {"name",         "version",    "command",
+                                             "args",         "persistent", "timeout",
+                                             "max_response", "xfail",      "capabilities"};
   for (const auto& [k, v] : doc.as_table())
     if (!keys.count(k)) return r.at(v) + "unknown key '" + k + "'";
   for (const char* required : {"name", "command"})
@@ -135,6 +161,13 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
     if (!(s.timeout > 0 && s.timeout <= 3600))
       return r.at(*v) + "'timeout' must be in (0, 3600] seconds";
   }
+  if (const auto* v = r.find(doc, "max_response")) {
+    if (!v->is_integer() || v->as_integer() < static_cast<int64_t>(kMinMaxResponse) ||
+        v->as_integer() > static_cast<int64_t>(kMaxMaxResponse))
+      return r.at(*v) + "'max_response' must be an integer number of bytes from " +
+             std::to_string(kMinMaxResponse) + " to " + std::to_string(kMaxMaxResponse);
+    s.max_response = static_cast<size_t>(v->as_integer());
+  }
   if (const auto* v = r.find(doc, "xfail"))
     if (auto e = r.strings(*v, "'xfail'", s.xfail)) return *e;
   if (!doc.contains("capabilities"))
@@ -153,9 +186,9 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
              (std::string(required) == "waves" ? " (the wave sizes it runs, e.g. [32])"
                                                : " (the feature tags it supports, e.g. "
                                                  "[\"alu\", \"mem\", \"branch\"])");
-  if (auto e = r.integers(c.at("waves"), "capabilities.waves", s.caps.waves)) return *e;
+  if (auto e = r.widths(c.at("waves"), "capabilities.waves", s.caps.waves)) return *e;
   if (const auto* v = r.find(c, "simds")) {
-    if (auto e = r.integers(*v, "capabilities.simds", s.caps.simds)) return *e;
+    if (auto e = r.widths(*v, "capabilities.simds", s.caps.simds)) return *e;
   } else {
     s.caps.simds = s.caps.waves;
   }
@@ -167,12 +200,22 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
   std::vector<std::string> list;
   if (const auto* v = r.find(c, "policies")) {
     if (auto e = r.strings(*v, "capabilities.policies", list)) return *e;
+    if (auto e = r.names(
+            *v, list, "capabilities.policies", "policy",
+            [](const std::string& p) { return exec::find_policy(p).has_value(); },
+            joined(exec::kAllPolicies, exec::policy_name)))
+      return *e;
     s.caps.policies.insert(list.begin(), list.end());
   } else {
     s.caps.policies = {"round_robin"};
   }
   list.clear();
   if (auto e = r.strings(c.at("features"), "capabilities.features", list)) return *e;
+  if (auto e = r.names(
+          c.at("features"), list, "capabilities.features", "feature tag",
+          [](const std::string& f) { return isa::find_feature(f).has_value(); },
+          joined(isa::kAllFeatures, isa::feature_name)))
+    return *e;
   s.caps.features.insert(list.begin(), list.end());
   if (const auto* v = r.find(c, "instructions")) {
     if (v->is_string()) {
@@ -181,10 +224,10 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
     } else {
       list.clear();
       if (auto e = r.strings(*v, "capabilities.instructions", list)) return *e;
-      for (size_t i = 0; i < list.size(); ++i)
-        if (!isa::find(list[i]))
-          return r.at(v->as_array()[i]) + "capabilities.instructions: unknown mnemonic '" +
-                 list[i] + "'";
+      if (auto e = r.names(
+              *v, list, "capabilities.instructions", "mnemonic",
+              [](const std::string& m) { return isa::find(m).has_value(); }, ""))
+        return *e;
       s.caps.all_instructions = false;
       s.caps.instructions.insert(list.begin(), list.end());
     }
@@ -192,12 +235,13 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
   if (const auto* v = r.find(c, "extras")) {
     list.clear();
     if (auto e = r.strings(*v, "capabilities.extras", list)) return *e;
-    static const std::set<std::string> known = {"validate",    "livelock",      "trace",
-                                                "no_validate", "own_scheduler", "host"};
-    for (size_t i = 0; i < list.size(); ++i)
-      if (!known.count(list[i]))
-        return r.at(v->as_array()[i]) + "capabilities.extras: unknown extra '" + list[i] +
-               "' (known: validate, livelock, trace, no_validate, own_scheduler, host)";
+    static constexpr std::string_view kExtras[] = {"validate",    "livelock",      "trace",
+                                                   "no_validate", "own_scheduler", "host"};
+    if (auto e = r.names(
+            *v, list, "capabilities.extras", "extra",
+            [](const std::string& x) { return std::ranges::find(kExtras, x) != std::end(kExtras); },
+            joined(kExtras, [](std::string_view x) { return x; })))
+      return *e;
     s.caps.extras.insert(list.begin(), list.end());
   }
   return s;
@@ -229,13 +273,20 @@ class Child {
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    // runner.lifecycle: the process leads a process group of its own, so that a
+    // timeout or shutdown ends everything it started (a wrapper's children too).
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     std::vector<std::string> argv_s{spec.command};
     for (const auto& a : spec.args) argv_s.push_back(a);
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);
-    int rc = posix_spawnp(&pid_, spec.command.c_str(), &fa, nullptr, argv.data(), environ);
+    int rc = posix_spawnp(&pid_, spec.command.c_str(), &fa, &attr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
     ::close(in[0]);
     ::close(out[1]);
     ::close(err[1]);
@@ -254,6 +305,19 @@ class Child {
 
   bool alive() const { return pid_ > 0; }
 
+  // Whether a kept-alive process has ended since its last answer (reaped now);
+  // `how` says how it ended (runner.lifecycle).
+  bool ended(std::string& how) {
+    if (pid_ <= 0) return true;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
+    how = describe(status);
+    end_group();
+    collect_stderr(0);
+    close_fds();
+    return true;
+  }
+
   bool write_all(const std::string& s) {
     size_t off = 0;
     while (off < s.size()) {
@@ -265,27 +329,33 @@ class Child {
     return true;
   }
 
-  enum class Read { Line, Eof, Timeout };
+  enum class Read { Line, Eof, Timeout, TooLong, Interrupted };
   // Reads one line from stdout (collecting stderr meanwhile) before the deadline.
-  Read read_line(std::string& line, Clock::time_point deadline) {
+  // runner.protocol.response: a line longer than `max_line` bytes is not read to
+  // its end (TooLong), so a process that floods its output costs bounded memory.
+  Read read_line(std::string& line, Clock::time_point deadline, size_t max_line) {
     for (;;) {
-      size_t nl = buf_.find('\n');
+      size_t nl = buf_.find('\n', scanned_);
       if (nl != std::string::npos) {
         line = buf_.substr(0, nl);
         buf_.erase(0, nl + 1);
+        scanned_ = 0;
         return Read::Line;
       }
+      scanned_ = buf_.size();  // each byte is searched for the newline once
+      if (buf_.size() > max_line) return Read::TooLong;
       if (out_ < 0) return Read::Eof;
+      if (interrupt_flag().load(std::memory_order_relaxed)) return Read::Interrupted;
       auto now = Clock::now();
       if (now >= deadline) return Read::Timeout;
-      int ms = static_cast<int>(
-                   std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()) +
-               1;
+      // Waits in slices of at most 100 ms, so that an interrupt is seen soon.
+      int ms = static_cast<int>(std::min<int64_t>(
+          100, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1));
       pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
       int n = ::poll(fds, err_ >= 0 ? 2 : 1, ms);
       if (n < 0 && errno == EINTR) continue;
-      if (err_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP))) drain(err_, stderr_, true);
-      if (fds[0].revents & (POLLIN | POLLHUP)) drain(out_, buf_, false);
+      if (err_ >= 0 && (fds[1].revents & (POLLIN | POLLHUP))) drain(err_, stderr_, kMaxStderr);
+      if (fds[0].revents & (POLLIN | POLLHUP)) drain(out_, buf_, max_line + 1);
     }
   }
 
@@ -293,11 +363,11 @@ class Child {
   void collect_stderr(int ms) {
     if (err_ < 0) return;
     auto deadline = Clock::now() + std::chrono::milliseconds(ms);
-    while (err_ >= 0 && Clock::now() < deadline) {
+    do {
       pollfd fd{err_, POLLIN, 0};
-      if (::poll(&fd, 1, 10) <= 0) break;
-      drain(err_, stderr_, true);
-    }
+      if (::poll(&fd, 1, ms > 0 ? 10 : 0) <= 0) break;
+      drain(err_, stderr_, kMaxStderr);
+    } while (err_ >= 0 && Clock::now() < deadline);
   }
 
   std::string take_stderr() {
@@ -306,7 +376,8 @@ class Child {
     return s;
   }
 
-  // Waits for the process to end (up to ms), then kills it; describes how it ended.
+  // Waits for the process to end (up to ms), then kills its process group;
+  // describes how it ended.
   std::string finish(int ms) {
     if (pid_ <= 0) return "";
     if (in_ >= 0) ::close(in_), in_ = -1;
@@ -316,31 +387,26 @@ class Child {
       pid_t r = ::waitpid(pid_, &status, WNOHANG);
       if (r == pid_) break;
       if (r < 0) {
-        pid_ = -1;
+        end_group();
         close_fds();
         return "";
       }
       if (Clock::now() >= deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-        close_fds();
+        kill_now();
         return "killed after the deadline";
       }
       collect_stderr(10);
     }
-    pid_ = -1;
+    end_group();
     collect_stderr(0);
     close_fds();
-    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-    if (WIFSIGNALED(status))
-      return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
-             strsignal(WTERMSIG(status)) + ")";
-    return "ended";
+    return describe(status);
   }
 
+  // Kills the process and everything in its process group (runner.lifecycle).
   void kill_now() {
     if (pid_ > 0) {
+      ::kill(-pid_, SIGKILL);
       ::kill(pid_, SIGKILL);
       int st;
       ::waitpid(pid_, &st, 0);
@@ -350,12 +416,36 @@ class Child {
   }
 
  private:
-  void drain(int& fd, std::string& into, bool limited) {
-    char tmp[8192];
-    for (;;) {
-      ssize_t n = ::read(fd, tmp, sizeof tmp);
+  static std::string describe(int status) {
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status))
+      return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+             strsignal(WTERMSIG(status)) + ")";
+    return "ended";
+  }
+  // The process has been reaped: what it started in its group ends with it.
+  void end_group() {
+    if (pid_ > 0) ::kill(-pid_, SIGKILL);
+    pid_ = -1;
+  }
+  // Reads what is available from `fd` into `into`, keeping at most `cap` bytes
+  // there (stderr beyond its cap is read and dropped; stdout is left unread once
+  // full). One call reads at most kDrainChunk bytes, so that a process writing
+  // without pause cannot keep the reader from its deadline.
+  void drain(int& fd, std::string& into, size_t cap) {
+    constexpr size_t kDrainChunk = size_t{1} << 20;
+    char tmp[65536];
+    for (size_t total = 0; total < kDrainChunk;) {
+      size_t want = sizeof tmp;
+      if (&into == &buf_) {
+        if (into.size() >= cap) return;
+        want = std::min(want, cap - into.size());
+      }
+      ssize_t n = ::read(fd, tmp, want);
       if (n > 0) {
-        if (!limited || into.size() < kMaxStderr) into.append(tmp, static_cast<size_t>(n));
+        total += static_cast<size_t>(n);
+        if (into.size() < cap)
+          into.append(tmp, std::min(static_cast<size_t>(n), cap - into.size()));
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -371,6 +461,7 @@ class Child {
   pid_t pid_ = -1;
   int in_ = -1, out_ = -1, err_ = -1;
   std::string buf_, stderr_;
+  size_t scanned_ = 0;  // bytes of buf_ known to hold no newline
 };
 
 class ProcessRunner final : public Runner {
@@ -391,22 +482,42 @@ class ProcessRunner final : public Runner {
   const Capabilities& capabilities() const override { return spec_.caps; }
   std::vector<std::string> xfail() const override { return spec_.xfail; }
 
+  // runner.lifecycle: a kept-alive process that has ended since its last answer,
+  // or that takes no request (it ended before the request could be written), is
+  // replaced by a fresh one without blame; what it left on its error stream is
+  // kept, with how it ended, in this run's `stderr`. Once a request has been
+  // written, an end without an answer is this run's `error`: never retried.
   RunResult run(const RunRequest& req) override {
+    std::string earlier;
     std::unique_ptr<Child> child = take_idle();
     if (child) {
-      // A kept-alive process may have died since its last answer; then the run
-      // is retried once on a fresh process rather than blamed on this test.
-      bool ended_early = false;
-      RunResult r = attempt(req, std::move(child), &ended_early);
-      if (!ended_early) return r;
+      std::string how;
+      if (child->ended(how)) {
+        earlier = previous_note(how, child->take_stderr());
+        child.reset();
+      }
     }
-    return attempt(req, nullptr);
+    if (child) {
+      bool unwritten = false;
+      RunResult r = attempt(req, std::move(child), &unwritten);
+      if (!unwritten) return r;
+      earlier = previous_note(r.message, r.stderr_text);
+    }
+    RunResult r = attempt(req, nullptr);
+    if (!earlier.empty()) r.stderr_text = earlier + r.stderr_text;
+    return r;
   }
 
  private:
-  // `ended_early`: set when the process exited or closed its output before answering.
+  static std::string previous_note(const std::string& how, const std::string& err) {
+    return "[simtspec: the runner's previous process ended after its last answer (" + how +
+           "); a fresh process ran this request]\n" + (err.empty() ? "" : err + "\n");
+  }
+
+  // `unwritten`: set when a kept-alive process could not take the request (it had
+  // ended); the request never reached it.
   RunResult attempt(const RunRequest& req, std::unique_ptr<Child> child,
-                    bool* ended_early = nullptr) {
+                    bool* unwritten = nullptr) {
     RunResult r;
     if (!child) {
       child = std::make_unique<Child>();
@@ -422,9 +533,15 @@ class ProcessRunner final : public Runner {
     }
     auto deadline =
         Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(spec_.timeout * 1000));
+    if (!child->write_all(request_line(req, id))) {
+      std::string how = child->finish(1000);
+      r.stderr_text = child->take_stderr();
+      r.message = "the process ended before it took the request" + (how.empty() ? "" : ": " + how);
+      if (unwritten) *unwritten = true;
+      return r;
+    }
     std::string line;
-    Child::Read got = Child::Read::Eof;
-    if (child->write_all(request_line(req, id))) got = child->read_line(line, deadline);
+    Child::Read got = child->read_line(line, deadline, spec_.max_response);
     if (got == Child::Read::Line) {
       r = parse_response_line(line, id);
       child->collect_stderr(0);
@@ -447,9 +564,21 @@ class ProcessRunner final : public Runner {
       r.stderr_text = child->take_stderr();
       return r;
     }
+    if (got == Child::Read::Interrupted) {
+      child->kill_now();
+      r.message = std::string(kInterrupted) + " (process killed)";
+      r.stderr_text = child->take_stderr();
+      return r;
+    }
+    if (got == Child::Read::TooLong) {
+      child->kill_now();
+      r.message = "the response line is longer than " + std::to_string(spec_.max_response) +
+                  " bytes (runner.toml max_response; process killed)";
+      r.stderr_text = child->take_stderr();
+      return r;
+    }
     std::string how = child->finish(1000);
     r.message = "the process ended without answering" + (how.empty() ? "" : ": " + how);
-    if (ended_early) *ended_early = true;
     r.stderr_text = child->take_stderr();
     return r;
   }

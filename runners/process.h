@@ -11,13 +11,20 @@
 
 namespace simt::runners {
 
+inline constexpr size_t kDefaultMaxResponse = size_t{64} << 20;  // 64 MiB
+inline constexpr size_t kMinMaxResponse = size_t{1} << 10;       // 1 KiB
+inline constexpr size_t kMaxMaxResponse = size_t{1} << 32;       // 4 GiB
+
 struct ProcessSpec {
   std::string name;
   std::string version;
   std::string command;  // resolved path or a name looked up in PATH
   std::vector<std::string> args;
   bool persistent = true;
-  double timeout = 10.0;  // seconds per run
+  double timeout = kDefaultTimeout;  // seconds per run (runner.timeout)
+  // runner.toml `max_response`: the longest response line read, in bytes; a longer
+  // one is an error and ends the process (runner.protocol.errors).
+  size_t max_response = kDefaultMaxResponse;
   std::vector<std::string> xfail;
   Capabilities caps;
   std::string file;  // the description file, for reports

@@ -1,5 +1,8 @@
 #include "protocol.h"
 
+#include <set>
+#include <string_view>
+
 #include <istream>
 #include <ostream>
 
@@ -22,7 +25,7 @@ json::Value request_json(const RunRequest& req, int64_t id) {
     json::Array host;
     for (const auto& h : req.host) {
       json::Value a;
-      a["step"] = static_cast<int64_t>(h.step);
+      a["step"] = h.step;  // up to 2^64 - 1, written in full (trap.host.toml)
       a["action"] = std::string(syntax::host_kind_name(h.kind));
       if (h.kind != syntax::HostKind::BindVtable) {
         if (h.core == syntax::kAllCores)
@@ -52,6 +55,18 @@ std::string shutdown_line() {
   return json::dump(v) + "\n";
 }
 
+namespace {
+// runner.protocol.request: each key of an object at most once (JSON allows
+// repeats; the protocol does not, since which one counts would be a guess).
+std::optional<std::string> duplicate_key(const json::Value& v) {
+  if (!v.is_object()) return std::nullopt;
+  std::set<std::string_view> seen;
+  for (const auto& [k, x] : v.as_object())
+    if (!seen.insert(k).second) return k.substr(0, 60);
+  return std::nullopt;
+}
+}  // namespace
+
 std::variant<ServerRequest, std::string> parse_request_line(const std::string& line) {
   auto parsed = json::parse(line);
   if (auto* e = std::get_if<json::ParseError>(&parsed))
@@ -65,17 +80,24 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
            "\"";
   const json::Value* op = v.find("op");
   if (!op || !op->is_string()) return std::string("request needs an \"op\"");
+  if (auto dup = duplicate_key(v)) return "duplicate key '" + *dup + "' in the request";
   ServerRequest r;
-  if (const json::Value* id = v.find("id"); id && id->is_int()) r.id = id->as_int();
+  const json::Value* id = v.find("id");
+  if (id && id->is_int()) r.id = id->as_int();
   if (op->as_string() == "shutdown") {
     r.op = ServerRequest::Op::Shutdown;
     return r;
   }
   if (op->as_string() != "run") return "unknown op '" + op->as_string() + "'";
+  // runner.protocol.request: a run request's id is an integer that fits 64 bits
+  // signed; 1.5 or 1e23 is not one (and is never answered as if it were 0).
+  if (!id || !id->is_int())
+    return std::string("run request needs \"id\": an integer from -2^63 to 2^63 - 1");
   const json::Value* prog = v.find("program");
   if (!prog || !prog->is_string()) return std::string("run request needs a string \"program\"");
   r.req.program = prog->as_string();
   if (const json::Value* cfg = v.find("config")) {
+    if (auto dup = duplicate_key(*cfg)) return "duplicate key 'config." + *dup + "'";
     std::string err;
     if (!RunConfig::from_json(*cfg, r.req.config, err)) return err;
   }
@@ -95,16 +117,23 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
     for (size_t i = 0; i < items.size(); ++i) {
       const std::string where = "host[" + std::to_string(i) + "]";
       if (!items[i].is_object()) return "\"" + where + "\" must be an object";
+      if (auto dup = duplicate_key(items[i])) return where + ": duplicate key '" + *dup + "'";
       std::vector<host::HostField> keys;
       for (const auto& [k, val] : items[i].as_object()) {
-        if (val.is_int())
-          keys.push_back({k, host::HostValue{val.as_int()}});
+        // trap.host.toml: integers exactly, up to 2^64 - 1 in magnitude (json::Value
+        // holds those above INT64_MAX as unsigned; larger ones come as doubles).
+        if (val.is_uint())
+          keys.push_back({k, host::HostValue{host::HostInt{false, val.as_uint()}}});
+        else if (val.is_int())
+          keys.push_back(
+              {k, host::HostValue{host::HostInt{true, 0 - static_cast<uint64_t>(val.as_int())}}});
         else if (val.is_bool())
           keys.push_back({k, host::HostValue{val.as_bool()}});
         else if (val.is_string())
           keys.push_back({k, host::HostValue{val.as_string()}});
         else
-          return where + ": '" + k.substr(0, 40) + "' must be an integer, a boolean or a string";
+          return where + ": '" + k.substr(0, 40) +
+                 "' must be an integer (up to 18446744073709551615), a boolean or a string";
       }
       syntax::HostStep step;
       if (auto e = host::host_step_from(keys, step)) return where + ": " + *e;

@@ -1,5 +1,8 @@
 #include "reference.h"
 
+#include <chrono>
+#include <cstdio>
+
 namespace simt::runners {
 
 std::vector<int64_t> decode(syntax::ElemType t, const std::vector<uint8_t>& bytes) {
@@ -39,6 +42,7 @@ model::Outcome to_model(const exec::Outcome& o) {
 
 host::LoadOptions load_options(const RunConfig& c) {
   host::LoadOptions opt;
+  opt.cli_origin = "config.";  // state.launch.check: errors name the request's key
   for (const auto& f : kU32Settings) opt.cli.*f.override = c.*f.field;
   if (c.policy) opt.cli.policy = exec::find_policy(*c.policy);
   opt.cli.seed = c.seed;
@@ -58,7 +62,7 @@ RunConfig run_config(const exec::LaunchConfig& c) {
   return r;
 }
 
-RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace) {
+RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace, double timeout) {
   RunResult r;
   exec::Machine m(program);
   // Keep the first and the last kMaxTraceLines / 2 steps; only kept steps are
@@ -75,7 +79,28 @@ RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace) {
       ++total;
     });
   }
-  r.outcome = to_model(m.run());
+  // runner.timeout: the machine runs in slices of steps, the clock (and the
+  // interrupt flag, results.interrupted) read between them, so a run that cannot
+  // end within the limit is cut off near it.
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = timeout > 0 ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                         std::chrono::duration<double>(timeout))
+                                    : Clock::time_point::max();
+  while (!m.advance(kTimeoutSlice)) {
+    const bool interrupted = interrupt_flag().load(std::memory_order_relaxed);
+    if (interrupted || Clock::now() >= deadline) {
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g", timeout);
+      r.kind = RunResult::Kind::Error;
+      r.message = interrupted ? std::string(kInterrupted) + " (after " + std::to_string(m.steps()) +
+                                    " steps)"
+                              : std::string("timeout: the reference did not end within ") + secs +
+                                    " s (stopped after " + std::to_string(m.steps()) + " steps)";
+      r.trace.clear();
+      return r;
+    }
+  }
+  r.outcome = to_model(m.outcome());
   r.kind = RunResult::Kind::Outcome;
   if (total > half) {
     size_t kept = std::min(total - half, half);
@@ -109,17 +134,21 @@ std::variant<std::shared_ptr<const exec::Program>, RunResult> load_request(const
   return loaded.loaded->program;
 }
 
-RunResult run_reference(const RunRequest& req) {
+RunResult run_reference_within(const RunRequest& req, double timeout) {
   auto loaded = load_request(req);
   if (auto* rejected = std::get_if<RunResult>(&loaded)) return std::move(*rejected);
-  return run_loaded(std::get<0>(std::move(loaded)), req.trace);
+  return run_loaded(std::get<0>(std::move(loaded)), req.trace, timeout);
+}
+
+RunResult run_reference(const RunRequest& req) {
+  return run_reference_within(req, 0);
 }
 
 namespace {
 
 class ReferenceRunner final : public Runner {
  public:
-  ReferenceRunner() {
+  explicit ReferenceRunner(double timeout) : timeout_(timeout) {
     for (uint32_t w = 1; w <= 64; w *= 2) {
       caps_.waves.insert(w);
       caps_.simds.insert(w);
@@ -133,17 +162,18 @@ class ReferenceRunner final : public Runner {
   std::string name() const override { return "reference"; }
   std::string version() const override { return SIMT_VERSION; }
   const Capabilities& capabilities() const override { return caps_; }
-  RunResult run(const RunRequest& req) override { return run_reference(req); }
+  RunResult run(const RunRequest& req) override { return run_reference_within(req, timeout_); }
   bool is_reference() const override { return true; }
 
  private:
   Capabilities caps_;
+  double timeout_;
 };
 
 }  // namespace
 
-std::unique_ptr<Runner> make_reference_runner() {
-  return std::make_unique<ReferenceRunner>();
+std::unique_ptr<Runner> make_reference_runner(double timeout) {
+  return std::make_unique<ReferenceRunner>(timeout);
 }
 
 }  // namespace simt::runners

@@ -20,12 +20,17 @@ host::LoadOptions load_options(const RunConfig& c);
 RunConfig run_config(const exec::LaunchConfig& c);
 
 // Runs a request on an already loaded program (used by the reference runner,
-// `simtspec serve` and the faulty test implementation).
-RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace);
+// `simtspec serve` and the faulty test implementation). With `timeout` > 0 (seconds
+// of wall-clock time), a run that has not ended by then is an Error (runner.timeout).
+RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace, double timeout = 0);
+// Steps run between two readings of the clock under a timeout.
+inline constexpr uint64_t kTimeoutSlice = 1 << 16;
 // Loads a request's program as the reference does (its configuration overriding the
 // directives, validation as it asks): the program, or the rejection to answer.
 std::variant<std::shared_ptr<const exec::Program>, RunResult> load_request(const RunRequest& req);
 // The reference's answer to a request: load_request, then run_loaded.
 RunResult run_reference(const RunRequest& req);
+// The same with a wall-clock limit in seconds (runner.timeout; 0: none).
+RunResult run_reference_within(const RunRequest& req, double timeout);
 
 }  // namespace simt::runners

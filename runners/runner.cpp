@@ -110,11 +110,19 @@ bool RunConfig::from_json(const json::Value& v, RunConfig& out, std::string& err
   return true;
 }
 
-std::variant<std::unique_ptr<Runner>, std::string> open_runner(const std::string& name_or_file) {
-  if (name_or_file == "reference") return make_reference_runner();
+std::atomic<bool>& interrupt_flag() {
+  static std::atomic<bool> flag{false};
+  static_assert(std::atomic<bool>::is_always_lock_free);
+  return flag;
+}
+
+std::variant<std::unique_ptr<Runner>, std::string> open_runner(const std::string& name_or_file,
+                                                               std::optional<double> timeout) {
+  if (name_or_file == "reference") return make_reference_runner(timeout.value_or(kDefaultTimeout));
   if (name_or_file.size() > 5 && name_or_file.ends_with(".toml")) {
     auto spec = load_process_spec(name_or_file);
     if (auto* err = std::get_if<std::string>(&spec)) return *err;
+    if (timeout) std::get<ProcessSpec>(spec).timeout = *timeout;
     return make_process_runner(std::get<ProcessSpec>(std::move(spec)));
   }
   return "unknown runner '" + name_or_file + "' (use 'reference' or a runner description .toml)";

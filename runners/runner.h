@@ -7,11 +7,13 @@
 // independent -- then shutdown(), which ends any process the runner started.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -119,10 +121,25 @@ class Runner {
   virtual bool is_reference() const { return false; }
 };
 
-std::unique_ptr<Runner> make_reference_runner();
+// results.interrupted: set (from a signal handler) when the user interrupts a run.
+// Runs in flight then end at once as errors whose message starts with
+// kInterrupted, and the harness starts no new run. Lock-free, so a signal handler
+// may set it.
+std::atomic<bool>& interrupt_flag();
+inline constexpr std::string_view kInterrupted = "interrupted";
 
-// `reference`, or a path to a runner description (runner.toml).
-std::variant<std::unique_ptr<Runner>, std::string> open_runner(const std::string& name_or_file);
+// runner.timeout: the wall-clock limit of one run, in seconds, when neither the
+// runner description nor the command line sets one.
+inline constexpr double kDefaultTimeout = 10.0;
+
+// The in-process reference; a run that has not ended after `timeout` seconds is an
+// error (runner.timeout).
+std::unique_ptr<Runner> make_reference_runner(double timeout = kDefaultTimeout);
+
+// `reference`, or a path to a runner description (runner.toml). `timeout`, when
+// given, replaces the description's (and the reference's default).
+std::variant<std::unique_ptr<Runner>, std::string> open_runner(
+    const std::string& name_or_file, std::optional<double> timeout = std::nullopt);
 
 // Maximum trace lines kept in a RunResult (results.record).
 inline constexpr size_t kMaxTraceLines = 2000;

@@ -1,7 +1,10 @@
 // The simtspec program itself: exit codes, output, located diagnostics, and that no
 // input file -- truncated or mutated -- makes it crash. Every run is bounded by
 // `timeout 20`; outputs go to files in a temporary folder of this process.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -359,6 +362,231 @@ TEST_F(Cli, FuzzBadUsageExitsTwo) {
     ASSERT_TRUE(r.exited) << args;
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
     EXPECT_FALSE(r.err.empty()) << args;
+  }
+}
+
+// oracle.fuzz: a count of 0 would run forever; --jobs must be 1 to 1024. The help
+// describes ranges in words, not with CLI11's validator text.
+TEST_F(Cli, CountsAndJobsAreValidated) {
+  for (const std::string& args : std::vector<std::string>{
+           "fuzz --count 0", "fuzz --count -1", "fuzz --count 1 --jobs 0",
+           "fuzz --count 1 --jobs 1025", "test suites --jobs 0", "test suites --jobs 100000",
+           "test suites --timeout 0", "test suites --timeout 7200", "test suites --max-steps 0"}) {
+    auto r = simtspec(args);
+    ASSERT_TRUE(r.exited) << args;
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("is not "), std::string::npos) << args << "\n" << r.err;
+  }
+  auto help = simtspec("test --help");
+  EXPECT_EQ(help.out.find("UINT:UINT in ["), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("1 to 1024"), std::string::npos) << help.out;
+  EXPECT_EQ(simtspec("fuzz --help").out.find("in ["), std::string::npos);
+}
+
+// runner.lifecycle: --jobs beyond 8 per CPU is capped (with a note), so a huge value
+// cannot start a process per configuration.
+TEST_F(Cli, JobsBeyondEightPerCpuAreCapped) {
+  write_all(dir() / "jobs" / "t.simt", test::kSignedCompareTest);
+  auto r = simtspec("test " + quote((dir() / "jobs").string()) + " --jobs 1024 --quiet");
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("note: --jobs 1024 is more than 8 per CPU"), std::string::npos) << r.err;
+}
+
+// A command that does not exist is named; a folder given as a program is not read
+// as an empty program; a byte that is not a token inside a word is named.
+TEST_F(Cli, UnknownCommandsFoldersAndBadBytesAreNamed) {
+  auto r = simtspec("frobnicate");
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown command 'frobnicate' (commands: run, "), std::string::npos)
+      << r.err;
+  r = simtspec("run " + quote(dir().string()));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("it is a directory"), std::string::npos) << r.err;
+  const fs::path bad = dir() / "bad_byte.simt";
+  write_all(bad,
+            "    mov v1, 1\n    ad\xff"
+            "d v1, v1, v1\n    exit\n");
+  r = simtspec("run " + quote(bad.string()));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(first_line(r.err),
+            bad.string() + ":2:7: error: unexpected byte 0xff inside the word 'ad'")
+      << r.err;
+}
+
+// oracle.regress: shrunk failures go to the project's suites/regress/ (the project
+// found from the working directory upwards), never to a suites/ folder made under
+// whatever directory the command runs in.
+TEST_F(Cli, FuzzDefaultOutIsTheProjectsRegressFolder) {
+  const fs::path project = dir() / "project";
+  const fs::path deep = project / "deep" / "er";
+  fs::create_directories(deep);
+  fs::create_directories(project / "suites");
+  write_all(project / "spec" / "README.md", "# spec\n");
+  write_all(dir() / "crash.toml", test::faulty_runner_toml("crash"));
+  const std::string cmd = "cd " + quote(deep.string()) + " && " + quote(kBinary) +
+                          " fuzz --invariant differential --count 1 --seed 1 --shrink-time 1 "
+                          "--runner " +
+                          quote((dir() / "crash.toml").string()) + " >/dev/null 2>&1";
+  EXPECT_NE(std::system(cmd.c_str()), 0);  // the crashing runner fails the program
+  EXPECT_FALSE(fs::exists(deep / "suites")) << "fuzz made suites/ in the working directory";
+  ASSERT_TRUE(fs::is_directory(project / "suites" / "regress"));
+  EXPECT_FALSE(fs::is_empty(project / "suites" / "regress"));
+}
+
+// results.interrupted: SIGINT or SIGTERM during `simtspec test` cuts the run in
+// flight short, writes results.json, junit.xml and the report for what ran (marked
+// interrupted), says where, and exits 130 or 143.
+TEST_F(Cli, AnInterruptedRunWritesWhatRan) {
+  const fs::path suite = dir() / "interrupt";
+  write_all(suite / "a.simt", test::kSignedCompareTest);
+  write_all(suite / "b.simt", R"(; simtspec-test 1
+; id = "demo.runaway"
+; title = "a counter loop that runs for hours"
+; clauses = ["exec.status.step_limit"]
+; features = ["alu", "branch"]
+; [expect]
+; status = "step_limit"
+.wave 1
+.max_steps 18446744073709551615
+l:  add s0, s0, 1
+    jmp l
+)");
+  std::string c = test::kSignedCompareTest;
+  c.replace(c.find("demo.cmp_signed"), 15, "demo.cmp_later_");
+  write_all(suite / "c.simt", c);
+  for (int sig : {SIGINT, SIGTERM}) {
+    const fs::path out = dir() / ("interrupted_" + std::to_string(sig));
+    const std::string log = (dir() / ("interrupt_" + std::to_string(sig) + ".log")).string();
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execl(kBinary.c_str(), "simtspec", "test", suite.c_str(), "--jobs", "1", "--quiet",
+              "--timeout", "60", "--out", out.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Wait until the two configurations of a.simt are written: b.simt runs then.
+    for (int i = 0; i < 400; ++i) {
+      std::string jl = read_all(out / "results.jsonl");
+      if (std::count(jl.begin(), jl.end(), '\n') >= 3) break;
+      ::usleep(50 * 1000);
+    }
+    ::usleep(300 * 1000);
+    ::kill(pid, sig);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << read_all(log);
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << read_all(log);
+    const std::string said = read_all(log);
+    const std::string name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+    EXPECT_NE(said.find("interrupted (" + name + "): 2 of 5 results written"), std::string::npos)
+        << said;
+    EXPECT_NE(said.find("report: " + out.string() + "/index.html"), std::string::npos) << said;
+    EXPECT_TRUE(fs::exists(out / "results.json"));
+    EXPECT_NE(read_all(out / "junit.xml")
+                  .find("<error message=\"interrupted by " + name + ": 2 of 5 results written\"/>"),
+              std::string::npos)
+        << read_all(out / "junit.xml");
+    EXPECT_NE(read_all(out / "index.html").find("interrupted by " + name), std::string::npos);
+    const std::string jl = read_all(out / "results.jsonl");
+    EXPECT_NE(jl.find("\"interrupted\":true"), std::string::npos) << jl;
+    EXPECT_EQ(jl.find("demo.runaway"), std::string::npos) << "the cut-short run is left out";
+    EXPECT_EQ(jl.find("demo.cmp_later_"), std::string::npos) << "nothing starts after the signal";
+  }
+}
+
+// runner.lifecycle.restart: a runner that dies on every fifth request fails the
+// differential fuzz (the program it died on), with its standard error; it is not
+// retried into a pass.
+TEST_F(Cli, FuzzDifferentialSeesARunnerThatDiesNowAndThen) {
+  write_all(dir() / "crash5.toml", test::faulty_runner_toml("crash-every-5"));
+  auto r = simtspec("fuzz --invariant differential --count 20 --seed 1 --shrink-time 1 --out " +
+                    quote((dir() / "crash5_out").string()) + " --runner " +
+                    quote((dir() / "crash5.toml").string()));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("differential: FAILED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("heap corrupted"), std::string::npos) << r.out;
+}
+
+// results.lock: a second run on an output folder in use stops at once.
+TEST_F(Cli, AnOutputFolderInUseIsRefused) {
+  const fs::path out = dir() / "locked";
+  fs::create_directories(out);
+  int fd = ::open((out / ".simtspec.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  write_all(dir() / "lock_suite" / "t.simt", test::kSignedCompareTest);
+  auto r = simtspec("test " + quote((dir() / "lock_suite").string()) + " --quiet --out " +
+                    quote(out.string()));
+  ::close(fd);
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("another simtspec run is writing to"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out / "results.jsonl"));
+  // Once the lock is free, the same command runs.
+  r = simtspec("test " + quote((dir() / "lock_suite").string()) + " --quiet --out " +
+               quote(out.string()));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(out / "results.jsonl"));
+}
+
+// results.share, format.matrix: the console's last line says how much of the
+// selection ran, counts the tests the filter selected, and agrees in number; a
+// malformed test file is bad input (exit 2).
+TEST_F(Cli, TheHeadlineSaysHowMuchRan) {
+  const fs::path suite = dir() / "headline";
+  write_all(suite / "cmp.simt", test::kSignedCompareTest);
+  std::string other = test::kSignedCompareTest;
+  other.replace(other.find("demo.cmp_signed"), 15, "demo.cmp_other_");
+  write_all(suite / "other.simt", other);
+  auto r = simtspec("test " + quote(suite.string()) + " --quiet --filter 'demo.cmp_signed@wave=8'");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("reference: 1 of 1 configuration run (100%), 1 test, "), std::string::npos)
+      << r.out;
+  std::string toml = test::faulty_runner_toml("none");
+  const std::string waves = "waves = [1, 2, 4, 8, 16, 32, 64]";
+  toml.replace(toml.find(waves), waves.size(), "waves = [8]");
+  write_all(dir() / "wave8.toml", toml);
+  r = simtspec("test " + quote(suite.string()) + " --quiet --runner " +
+               quote((dir() / "wave8.toml").string()));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("faulty-none: 2 of 4 configurations run (50%), 2 tests, "),
+            std::string::npos)
+      << r.out;
+  write_all(suite / "broken.simt", "; simtspec-test 1\n; id = \"x\"\n");
+  r = simtspec("test " + quote(suite.string()) + " --quiet");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("error: " + (suite / "broken.simt").string()), std::string::npos) << r.out;
+}
+
+// The fail: lines come in the run's order (suite order), whatever order the jobs
+// finish in.
+TEST_F(Cli, FailLinesComeInSuiteOrder) {
+  const fs::path suite = dir() / "order";
+  for (int i = 0; i < 12; ++i) {
+    std::string t = test::kSignedCompareTest;
+    t.replace(t.find("demo.cmp_signed"), 15, "demo.cmp_" + std::to_string(100 + i));
+    t.replace(t.find("lane < 4 ? 1 : 0"), 16, "lane < 5 ? 1 : 0");  // fails
+    write_all(suite / ("t" + std::to_string(100 + i) + ".simt"), t);
+  }
+  std::string first;
+  for (int round = 0; round < 3; ++round) {
+    auto r = simtspec("test " + quote(suite.string()) + " --quiet --jobs 4");
+    EXPECT_EQ(r.code, 1);
+    std::string lines;
+    std::istringstream in(r.out);
+    for (std::string l; std::getline(in, l);)
+      if (l.rfind("fail: ", 0) == 0) lines += l.substr(0, l.find(": status")) + "\n";
+    EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 24) << r.out;
+    if (round == 0) first = lines;
+    EXPECT_EQ(lines, first);
+    EXPECT_LT(lines.find("demo.cmp_100[wave=8]"), lines.find("demo.cmp_100[wave=64]"));
+    EXPECT_LT(lines.find("demo.cmp_100[wave=64]"), lines.find("demo.cmp_101[wave=8]"));
   }
 }
 

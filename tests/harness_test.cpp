@@ -12,6 +12,8 @@
 #include <limits>
 #include <mutex>
 #include <set>
+#include <sstream>
+#include <thread>
 
 #include "compare.h"
 #include "expr.h"
@@ -329,6 +331,52 @@ TEST(Lint, ReportsUnknownClausesDuplicateIdsAndBrokenPrograms) {
   fs::remove_all(dir);
 }
 
+// format.lint, format.lint.steps, state.launch.check: every problem has a line: an
+// unknown clause at its entry, a missing [expect] at the header's first line, a
+// matrix value outside the limits at its [matrix] line (named as such), a step
+// cap above the bound at its directive.
+TEST(Lint, ProblemsAreReportedAtTheirLines) {
+  fs::path dir = temp_dir("lint_lines");
+  // kGood: line 4 is clauses, line 7 is the matrix's wave.
+  write(dir / "a.simt", replace(kGood, "[\"alu.add\"]", "[\"alu.add\",\n; \"alu.nonexistent\"]"));
+  write(dir / "b.simt",
+        replace(
+            replace(kGood, "demo.add", "demo.b"),
+            "; [expect]\n; status = \"completed\"\n; [expect.buffers.out]\n; each = \"lane * 2\"\n",
+            ""));
+  write(dir / "c.simt",
+        replace(replace(kGood, "demo.add", "demo.c"), "wave = [8, 32]", "wave = [8, 3]"));
+  write(dir / "d.simt", replace(replace(kGood, "demo.add", "demo.d"), ".buffer out",
+                                ".max_steps 10000001\n.buffer out"));
+  write(dir / "e.simt", replace(replace(kGood, "demo.add", "demo.e"), ".buffer out",
+                                ".max_steps 10000000\n.buffer out"));  // at the bound: fine
+  // Above the bound, but the test expects a rejection: its program never runs.
+  write(dir / "f.simt",
+        replace(replace(replace(replace(kGood, "demo.add", "demo.f"), ".buffer out",
+                                ".max_steps 10000001\n.buffer out"),
+                        "; status = \"completed\"\n; [expect.buffers.out]\n; each = \"lane * 2\"\n",
+                        "; status = \"rejected\"\n"),
+                "    exit\n", "    exit\n    bogus\n"));
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  auto issues = harness::lint(suite, harness::load_clauses(test::source_path("spec")));
+  std::set<std::string> got;
+  for (const auto& i : issues)
+    got.insert(fs::path(i.file).filename().string() + ":" + std::to_string(i.line) + ": " +
+               i.message);
+  EXPECT_EQ(
+      got, (std::set<std::string>{
+               "a.simt:5: unknown spec clause 'alu.nonexistent'",
+               "b.simt:1: missing [expect]: a test must state its expected outcome",
+               "c.simt:7: the program does not load with wave=3,policy=round_robin: [matrix] wave: "
+               "wave 3 "
+               "must be a power of two from 1 to 64",
+               "d.simt:13: .max_steps 10000001 is above 10000000, the most a suite test may "
+               "set (format.lint.steps)"}))
+      << ::testing::PrintToString(got);
+  fs::remove_all(dir);
+}
+
 // Shards partition the configurations: their union is the whole run, with no overlap.
 TEST(Harness, ShardsPartitionTheRun) {
   fs::path dir = temp_dir("shards");
@@ -402,7 +450,9 @@ class FunctionRunner final : public runners::Runner {
   std::string name() const override { return "function"; }
   std::string version() const override { return "1"; }
   const runners::Capabilities& capabilities() const override { return caps_; }
+  std::vector<std::string> xfail() const override { return xfail_; }
   runners::Capabilities caps_;
+  std::vector<std::string> xfail_;
   runners::RunResult run(const runners::RunRequest& req) override {
     std::lock_guard<std::mutex> g(mu_);
     return fn_(req);
@@ -413,6 +463,191 @@ class FunctionRunner final : public runners::Runner {
   std::unique_ptr<runners::Runner> ref_ = runners::make_reference_runner();
   std::mutex mu_;
 };
+
+// The records of one test file run on `runner` (one configuration per record).
+std::vector<json::Value> run_one(runners::Runner& runner, const std::string& name,
+                                 const std::string& text, harness::Options o,
+                                 harness::Summary* summary = nullptr) {
+  fs::path dir = temp_dir("one_" + name);
+  write(dir / (name + ".simt"), text);
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({dir.string()}, err));
+  EXPECT_TRUE(suite.bad.empty());
+  std::vector<json::Value> recs;
+  auto sum = harness::run(runner, suite, harness::select(suite, o), o,
+                          [&](const json::Value& r) { recs.push_back(r); });
+  if (summary) *summary = sum;
+  fs::remove_all(dir);
+  return recs;
+}
+
+std::string status_of(const json::Value& rec) {
+  return rec.find("status")->as_string();
+}
+
+const char* kLivelockTest = R"(; simtspec-test 1
+; id = "demo.livelock"
+; title = "a counter modulo 4 repeats the state: livelock at step 31"
+; clauses = ["exec.livelock"]
+; features = ["alu", "mem", "branch"]
+; [expect]
+; status = "livelock"
+; [expect.buffers.out]
+; values = [3]
+.wave 1
+.max_steps 31
+.buffer out u32[1] out
+    mov s0, 0
+    mov s1, 0
+l:  add s0, s0, 1
+    and s0, s0, 3
+    st out[0], s0
+    jmp l
+)";
+
+// runner.harness: the verdicts a certificate rests on. Each answer below differs
+// from the expectation in one way only, and each must make the configuration fail.
+TEST(Harness, VerdictsThatDecideACertificate) {
+  harness::Options o;
+  o.differential = false;  // the expectation alone decides
+  // An expected livelock met by step_limit (same buffers, same step) fails.
+  FunctionRunner step_limit([](const runners::RunRequest& req) {
+    auto r = runners::run_reference(req);
+    EXPECT_EQ(r.outcome.status, "livelock");
+    r.outcome.status = "step_limit";
+    return r;
+  });
+  auto recs = run_one(step_limit, "livelock", kLivelockTest, o);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "fail");
+  EXPECT_EQ(recs[0].find("message")->as_string(), "status is step_limit, expected livelock");
+  // The unchanged answer passes (so the failure above is the status's doing).
+  FunctionRunner same([](const runners::RunRequest& req) { return runners::run_reference(req); });
+  recs = run_one(same, "livelock", kLivelockTest, o);
+  EXPECT_EQ(status_of(recs[0]), "pass");
+
+  // An output buffer one element longer than expected fails, for `values` and for
+  // `each` (which checks the length the program declares).
+  FunctionRunner longer([](const runners::RunRequest& req) {
+    auto r = runners::run_reference(req);
+    for (auto& b : r.outcome.buffers) b.values.push_back(b.values.empty() ? 0 : b.values.back());
+    return r;
+  });
+  recs = run_one(longer, "livelock", kLivelockTest, o);
+  EXPECT_EQ(status_of(recs[0]), "fail");
+  EXPECT_EQ(recs[0].find("message")->as_string(), "buffer 'out' has 2 elements, expected 1");
+  recs = run_one(longer, "good", kGood, o);
+  ASSERT_EQ(recs.size(), 4u);
+  for (const auto& r : recs) {
+    EXPECT_EQ(status_of(r), "fail");
+    EXPECT_NE(r.find("message")->as_string().find("elements, expected"), std::string::npos);
+  }
+
+  // A test on the expected-failure list that passes is `xpass`, and the run is not ok.
+  FunctionRunner listed([](const runners::RunRequest& req) { return runners::run_reference(req); });
+  listed.xfail_ = {"demo.livelock"};
+  harness::Summary sum;
+  recs = run_one(listed, "livelock", kLivelockTest, o, &sum);
+  EXPECT_EQ(status_of(recs[0]), "xpass");
+  EXPECT_EQ(sum.counts["xpass"], 1u);
+  EXPECT_FALSE(sum.ok());
+  // ... and one that fails is `xfail`, which leaves the run ok.
+  step_limit.xfail_ = {"demo.*"};
+  recs = run_one(step_limit, "livelock", kLivelockTest, o, &sum);
+  EXPECT_EQ(status_of(recs[0]), "xfail");
+  EXPECT_TRUE(sum.ok());
+}
+
+// results.record `reference`: a differential record carries the reference's outcome
+// also when the configuration fails against its expectation (before the
+// comparison with the reference would have run).
+TEST(Harness, FailingRecordsCarryTheReferenceOutcome) {
+  FunctionRunner step_limit([](const runners::RunRequest& req) {
+    auto r = runners::run_reference(req);
+    r.outcome.status = "step_limit";
+    return r;
+  });
+  auto recs = run_one(step_limit, "livelock", kLivelockTest, harness::Options{});
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "fail");
+  EXPECT_EQ(recs[0].find("first_diff")->find("against")->as_string(), "expectation");
+  const json::Value* ref = recs[0].find("reference");
+  ASSERT_NE(ref, nullptr) << json::dump(recs[0]);
+  EXPECT_EQ(ref->find("status")->as_string(), "livelock");
+  // A passing differential record has it too.
+  FunctionRunner same([](const runners::RunRequest& req) { return runners::run_reference(req); });
+  recs = run_one(same, "livelock", kLivelockTest, harness::Options{});
+  EXPECT_EQ(status_of(recs[0]), "pass");
+  ASSERT_NE(recs[0].find("reference"), nullptr);
+}
+
+const char* kRunawayTest = R"(; simtspec-test 1
+; id = "demo.runaway"
+; title = "a counter loop with no step cap to speak of"
+; clauses = ["exec.status.step_limit"]
+; features = ["alu", "branch"]
+; [expect]
+; status = "step_limit"
+.wave 1
+.max_steps 18446744073709551615
+l:  add s0, s0, 1
+    jmp l
+)";
+
+// runner.timeout: the in-process reference has a wall-clock limit like every runner:
+// a test whose program runs (practically) forever is an `error`, timeout, and the
+// run goes on; the reference runs the harness makes for another runner have it too.
+TEST(Harness, TheReferenceHasAWallClockLimit) {
+  auto reference = runners::make_reference_runner(0.3);
+  harness::Options o;
+  auto t0 = std::chrono::steady_clock::now();
+  auto recs = run_one(*reference, "runaway", kRunawayTest, o);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "error");
+  const std::string msg = recs[0].find("message")->as_string();
+  EXPECT_EQ(msg.rfind("timeout: the reference did not end within 0.3 s (stopped after ", 0), 0u)
+      << msg;
+  EXPECT_LT(secs, 5.0);
+  // Another runner answers at once; the harness's own reference run is limited.
+  FunctionRunner quick([](const runners::RunRequest&) {
+    runners::RunResult r;
+    r.kind = runners::RunResult::Kind::Outcome;
+    r.outcome.status = "step_limit";
+    return r;
+  });
+  o.timeout = 0.3;
+  recs = run_one(quick, "runaway", kRunawayTest, o);
+  EXPECT_EQ(status_of(recs[0]), "error");
+  EXPECT_EQ(
+      recs[0].find("message")->as_string().rfind(
+          "the reference could not run it: timeout: the reference did not end within 0.3 s", 0),
+      0u)
+      << recs[0].find("message")->as_string();
+}
+
+// results.share: the share of the selection that ran, rounded down.
+TEST(Results, ShareOfTheSelectionThatRan) {
+  EXPECT_EQ(reports::share_run(314, 5173), "314 of 5,173 configurations run (6%)");
+  EXPECT_EQ(reports::share_run(5172, 5173), "5,172 of 5,173 configurations run (99%)");
+  EXPECT_EQ(reports::share_run(5173, 5173), "5,173 of 5,173 configurations run (100%)");
+  EXPECT_EQ(reports::share_run(1, 5173), "1 of 5,173 configurations run (<1%)");
+  EXPECT_EQ(reports::share_run(0, 1), "0 of 1 configuration run (0%)");
+  EXPECT_EQ(reports::share_run(0, 0), "0 of 0 configurations run (n/a)");
+  EXPECT_EQ(reports::thousands(1234567), "1,234,567");
+  EXPECT_EQ(reports::thousands(999), "999");
+  harness::Summary sum;
+  sum.total = 10;
+  sum.selected = 12;
+  sum.counts = {{"pass", 3}, {"unsupported", 7}};
+  json::Value j = sum.to_json();
+  EXPECT_EQ(j.find("run")->as_int(), 3);
+  EXPECT_EQ(j.find("selected")->as_int(), 12);
+  EXPECT_EQ(j.find("interrupted"), nullptr);
+  sum.interrupted = true;
+  EXPECT_TRUE(sum.to_json().find("interrupted")->as_bool());
+  EXPECT_FALSE(sum.ok());
+}
 
 // runner.own_scheduler: a runner that schedules warps itself gets only the
 // configurations whose outcome is the same under every policy (whatever policies
@@ -628,6 +863,42 @@ TEST(Protocol, RequestAndResponseRoundTrip) {
   EXPECT_TRUE(std::holds_alternative<std::string>(runners::parse_request_line("not json")));
 }
 
+// runner.protocol.request, runner.serve: a run request's id is an integer of 64
+// bits (1.5 and 1e23 are not), and no object holds a key twice; such a request is
+// answered `error` and not run.
+TEST(Protocol, IdsAreIntegersAndKeysAreUnique) {
+  auto bad = [](const std::string& line) {
+    auto r = runners::parse_request_line(line);
+    return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string();
+  };
+  const std::string head = R"({"protocol":"simtspec-runner/1","op":"run","program":"exit\n")";
+  EXPECT_EQ(bad(head + R"(,"id":7})"), "");
+  EXPECT_EQ(bad(head + R"(,"id":-7})"), "");
+  EXPECT_EQ(bad(head + R"(,"id":1.5})"),
+            "run request needs \"id\": an integer from -2^63 to 2^63 - 1");
+  EXPECT_EQ(bad(head + R"(,"id":1e23})"),
+            "run request needs \"id\": an integer from -2^63 to 2^63 - 1");
+  EXPECT_EQ(bad(head + R"(,"id":9223372036854775808})"),
+            "run request needs \"id\": an integer from -2^63 to 2^63 - 1");
+  EXPECT_EQ(bad(head + "}"), "run request needs \"id\": an integer from -2^63 to 2^63 - 1");
+  EXPECT_EQ(bad(head + R"(,"id":1,"config":{"wave":8,"wave":16}})"), "duplicate key 'config.wave'");
+  EXPECT_EQ(bad(head + R"(,"id":1,"trace":true,"trace":false})"),
+            "duplicate key 'trace' in the request");
+  EXPECT_EQ(bad(R"({"protocol":"simtspec-runner/1.1","op":"run","program":"exit\n","id":1,)"
+                R"("host":[{"step":1,"action":"interrupt","core":0,"code":1,"code":2}]})"),
+            "host[0]: duplicate key 'code'");
+  // serve answers such a request with status error, the id 0 (not a rounded id).
+  std::istringstream in(head + R"(,"id":1.5})" + "\n");
+  std::ostringstream out;
+  bool ran = false;
+  runners::serve(in, out, [&](const runners::RunRequest&) {
+    ran = true;
+    return runners::RunResult{};
+  });
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(out.str().rfind(R"({"id":0,"status":"error")", 0), 0u) << out.str();
+}
+
 // runner.protocol.request: every launch setting travels, with its type; a key the
 // request leaves out means the program's directive, else the default.
 TEST(Protocol, EveryLaunchSettingTravelsAndAbsentMeansDirective) {
@@ -690,6 +961,9 @@ TEST(Protocol, EveryLaunchSettingTravelsAndAbsentMeansDirective) {
   EXPECT_EQ(br.kind, runners::RunResult::Kind::Rejected);
   EXPECT_FALSE(br.line.has_value());
   EXPECT_FALSE(runners::response_json(br, 1).find("line"));
+  // state.launch.check: it names the request's key instead of the program's line 1.
+  EXPECT_EQ(br.message.rfind("config.wave: bad launch configuration: wave 3 ", 0), 0u)
+      << br.message;
 }
 
 // runner.protocol.response, format.expect.rejected: a rejection without a line fails a
@@ -855,6 +1129,106 @@ TEST(ProcessRunner, IsolatesCrashesHangsAndGarbage) {
   EXPECT_NE(r.message.find("cannot start"), std::string::npos) << r.message;
 }
 
+// runner.lifecycle.restart: a process that dies once it has the request makes that
+// run an `error` (the signal and its stderr kept), never a silent retry; the runs
+// before and after it are answered by the process and a fresh one.
+TEST(ProcessRunner, ACrashAfterTheRequestIsThatRunsError) {
+  auto r = runners::make_process_runner(faulty("crash-every-5"));
+  for (int i = 1; i <= 10; ++i) {
+    auto got = r->run(add_request(8));
+    if (i % 5 == 0) {
+      ASSERT_EQ(got.kind, runners::RunResult::Kind::Error) << "run " << i;
+      EXPECT_NE(got.message.find("ended without answering: killed by signal 6"), std::string::npos)
+          << got.message;
+      EXPECT_NE(got.stderr_text.find("heap corrupted"), std::string::npos) << got.stderr_text;
+    } else {
+      EXPECT_EQ(got.kind, runners::RunResult::Kind::Outcome) << "run " << i << got.message;
+    }
+  }
+  r->shutdown();
+}
+
+// runner.lifecycle.restart: a kept-alive process that ended after its last answer is
+// replaced without blame; the record's stderr says how it ended and what it wrote.
+TEST(ProcessRunner, AProcessThatEndedBetweenRequestsIsReplaced) {
+  auto r = runners::make_process_runner(faulty("exit-after-answer"));
+  std::string stderr_before;  // what the process wrote after its answer lands in
+                              // its own record or, if later, in the next one's note
+  for (int i = 0; i < 3; ++i) {
+    auto got = r->run(add_request(8));
+    ASSERT_EQ(got.kind, runners::RunResult::Kind::Outcome) << i << got.message;
+    if (i > 0) {
+      EXPECT_EQ(got.stderr_text.rfind("[simtspec: the runner's previous process ended after its "
+                                      "last answer (exited with status 0); a fresh process ran "
+                                      "this request]\n",
+                                      0),
+                0u)
+          << got.stderr_text;
+      EXPECT_NE((stderr_before + got.stderr_text).find("exiting after one answer"),
+                std::string::npos);
+    }
+    stderr_before = got.stderr_text;
+    // Let the process end (it exits right after answering) before the next run
+    // takes it, so that the run finds it ended rather than racing its exit.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  r->shutdown();
+}
+
+// runner.protocol.errors, runner.toml `max_response`: a process that writes without
+// ever ending its line costs bounded memory and time, and is that run's error.
+TEST(ProcessRunner, AFloodingProcessIsCutOffAtMaxResponse) {
+  runners::ProcessSpec spec = faulty("flood", 20);
+  spec.max_response = 1 << 20;
+  auto r = runners::make_process_runner(spec);
+  auto t0 = std::chrono::steady_clock::now();
+  auto got = r->run(add_request(8));
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(got.kind, runners::RunResult::Kind::Error);
+  EXPECT_EQ(got.message,
+            "the response line is longer than 1048576 bytes (runner.toml max_response; process "
+            "killed)");
+  EXPECT_NE(got.stderr_text.find("flooding on purpose"), std::string::npos);
+  EXPECT_LT(secs, 10.0);  // not the 20 s timeout: the cap ended it
+  // The default and the description key.
+  EXPECT_EQ(faulty("none").max_response, size_t{64} << 20);
+  auto described = runners::parse_process_spec(
+      "name = \"x\"\ncommand = \"y\"\nmax_response = 4096\n[capabilities]\nwaves = "
+      "[8]\nfeatures = [\"alu\"]\n",
+      "m.toml");
+  ASSERT_TRUE(std::holds_alternative<runners::ProcessSpec>(described));
+  EXPECT_EQ(std::get<runners::ProcessSpec>(described).max_response, 4096u);
+}
+
+// runner.lifecycle: a timeout kills the runner's whole process group, so a wrapper's
+// child does not outlive it.
+TEST(ProcessRunner, ATimeoutEndsTheWholeProcessGroup) {
+  fs::path dir = temp_dir("group");
+  const fs::path pidfile = dir / "child.pid";
+  write(dir / "wrapper.sh",
+        "#!/bin/sh\nsleep 1000 &\necho $! > '" + pidfile.string() + "'\nwait\n");
+  fs::permissions(dir / "wrapper.sh", fs::perms::owner_all);
+  runners::ProcessSpec spec = faulty("none", 0.5);
+  spec.command = (dir / "wrapper.sh").string();
+  spec.args.clear();
+  auto r = runners::make_process_runner(spec);
+  auto got = r->run(add_request(8));
+  ASSERT_EQ(got.kind, runners::RunResult::Kind::Error);
+  EXPECT_NE(got.message.find("timeout"), std::string::npos) << got.message;
+  const pid_t child = std::stoi(test::read_all(pidfile.string()));
+  ASSERT_GT(child, 0);
+  // The child is gone (or a zombie about to be reaped by init): not running.
+  bool running = false;
+  for (int i = 0; i < 50; ++i) {
+    std::string stat = test::read_all("/proc/" + std::to_string(child) + "/stat");
+    running = !stat.empty() && stat.find(") Z") == std::string::npos;
+    if (!running) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(running) << "the wrapper's child " << child << " outlived the timeout";
+  r->shutdown();
+}
+
 // runner.toml
 TEST(ProcessRunner, DescriptionErrors) {
   EXPECT_TRUE(
@@ -884,6 +1258,31 @@ TEST(ProcessRunner, DescriptionErrors) {
                 .rfind("b.toml:6: capabilities.extras: unknown extra 'own_schedular'", 0),
             0u);
   EXPECT_EQ(bad("extras = [\"own_scheduler\", \"trace\"]\n"), "");
+  // A typo in a feature tag or a policy, or a width that is not a power of two from 1
+  // to 64, is a located error, not a capability that makes every test unsupported.
+  auto head = [](const std::string& rest) {
+    auto r = runners::parse_process_spec("name = \"x\"\ncommand = \"y\"\n[capabilities]\n" + rest,
+                                         "c.toml");
+    return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string();
+  };
+  EXPECT_EQ(head("waves = [8]\nfeatures = [\"alu\", \"xlnae\"]\n"),
+            "c.toml:5: capabilities.features: unknown feature tag 'xlnae' (known: alu, mem, "
+            "xlane, bar, branch, trap, preempt, wave, watomic)");
+  EXPECT_EQ(head("waves = [8]\nfeatures = [\"alu\"]\npolicies = [\"fifo\"]\n"),
+            "c.toml:6: capabilities.policies: unknown policy 'fifo' (known: round_robin, "
+            "lowest_pc_first, oldest_first, random)");
+  EXPECT_EQ(head("waves = [8, 48]\nfeatures = [\"alu\"]\n"),
+            "c.toml:4: capabilities.waves must be an array of powers of two from 1 to 64 (48 "
+            "is not one)");
+  EXPECT_EQ(head("waves = [128]\nfeatures = [\"alu\"]\n"),
+            "c.toml:4: capabilities.waves must be an array of powers of two from 1 to 64 (128 "
+            "is not one)");
+  EXPECT_EQ(head("waves = [8]\nsimds = [0]\nfeatures = [\"alu\"]\n"),
+            "c.toml:5: capabilities.simds must be an array of powers of two from 1 to 64 (0 is "
+            "not one)");
+  EXPECT_EQ(head("waves = [1, 2, 4, 8, 16, 32, 64]\nfeatures = [\"alu\", \"preempt\"]\n"
+                 "policies = [\"random\", \"oldest_first\"]\n"),
+            "");
 }
 
 // runner.toml: problems name the file, the line and the key.
@@ -909,7 +1308,7 @@ TEST(ProcessRunner, DescriptionErrorsNameFileLineAndKey) {
   EXPECT_EQ(err(head + "[capabilities]\nwaves = [8]\nfeatures = [\"alu\"]\nmax_warps = \"8\"\n"),
             "r.toml:6: capabilities.max_warps must be an integer from 1 to 4096");
   EXPECT_EQ(err(head + "[capabilities]\nwaves = [8, \"16\"]\nfeatures = [\"alu\"]\n"),
-            "r.toml:4: capabilities.waves must be an array of integers from 1 to 4096");
+            "r.toml:4: capabilities.waves must be an array of powers of two from 1 to 64");
   EXPECT_EQ(err(head + "timeout = \"10\"\n[capabilities]\nwaves = [8]\nfeatures = []\n"),
             "r.toml:3: 'timeout' must be a number of seconds");
   EXPECT_EQ(err(head + "colour = 1\n[capabilities]\nwaves = [8]\nfeatures = []\n"),
@@ -1033,6 +1432,26 @@ TEST(Harness, FaultyRunnerFailsWithFirstDifference) {
     EXPECT_EQ(r.find("first_diff")->find("actual")->as_int(), 0);
   }
   fs::remove_all(dir);
+}
+
+// The README's figures of the suite are this suite's (the lavapipe part of the same
+// sentence is checked by vulkan_runner_test, which can run lavapipe).
+TEST(Readme, SuiteFiguresAreCurrent) {
+  std::string err;
+  auto suite = harness::load_suite(harness::discover({test::source_path("suites")}, err));
+  ASSERT_TRUE(err.empty()) << err;
+  size_t configs = 0;
+  for (const auto& t : suite.tests) configs += t.configs.size();
+  const std::string readme = test::read_all(test::source_path("README.md"));
+  const std::string want = " of the suite's " + reports::thousands(configs) +
+                           " configurations, in " + reports::thousands(suite.tests.size()) +
+                           " tests;";
+  EXPECT_NE(readme.find(want), std::string::npos) << "README.md should say: ..." << want;
+  const std::string vreadme = test::read_all(test::source_path("runners/vulkan/README.md"));
+  const std::string vwant = reports::thousands(configs) + " configurations of " +
+                            reports::thousands(suite.tests.size()) + " tests: **";
+  EXPECT_NE(vreadme.find(vwant), std::string::npos)
+      << "runners/vulkan/README.md should say: " << vwant;
 }
 
 // results.stream: the JSON-lines file reads back, even with its last line cut.

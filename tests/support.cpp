@@ -87,6 +87,8 @@ std::string read_all(const std::filesystem::path& p) {
 }
 
 void write_all(const std::filesystem::path& p, std::string_view text) {
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
   std::ofstream f(p, std::ios::binary | std::ios::trunc);
   f.write(text.data(), static_cast<std::streamsize>(text.size()));
 }

@@ -692,6 +692,49 @@ TEST_F(HostCli, HostScriptFromTomlOrTestFile) {
   EXPECT_NE(r.err.find(testfile.string() + ":10:"), std::string::npos) << r.err;
 }
 
+// trap.host.toml: steps go up to 2^64 - 1 (max_steps does), in a host file as in a
+// test file's header: one at max_steps = 2^64 - 1 is the located error of a step at
+// max_steps (toml11 alone clamps it to 2^63 - 1, which would run), one past 2^64 - 1
+// is a located error too, and 2^64 - 2 runs.
+TEST_F(HostCli, StepsUpTo2To64Minus1InHostAndTestFiles) {
+  const fs::path prog = dir() / "prog.simt";
+  std::string text = kCliProgram;
+  text.replace(text.find(".max_steps 100"), 14, ".max_steps 18446744073709551615");
+  write_all(prog, text);
+  struct Case {
+    const char* step;
+    int code;
+    const char* message;  // on the error stream, at the action's line
+  };
+  const Case cases[] = {{"18446744073709551615", 2, "max_steps"},
+                        {"0xffff_ffff_ffff_ffff", 2, "max_steps"},
+                        {"18446744073709551616", 2, "out of range"},
+                        {"18446744073709551614", 1, nullptr},
+                        {"9223372036854775808", 1, nullptr}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.step);
+    const fs::path toml = dir() / "big.toml";
+    write_all(toml, std::string(kFirstAction) + "[[host]]\nstep = " + c.step +
+                        "\naction = \"interrupt\"\n");
+    const fs::path testfile = dir() / "big.simt";
+    write_all(testfile, std::string("; simtspec-test 1\n; id = \"x.host\"\n; title = \"t\"\n") +
+                            "; clauses = [\"trap.host\"]\n; features = [\"trap\"]\n" +
+                            "; [expect]\n; status = \"trapped\"\n; [expect.event]\n" +
+                            "; name = \"interrupt\"\n; [[host]]\n; step = 1\n" +
+                            "; action = \"interrupt\"\n; [[host]]\n; step = " + c.step +
+                            "\n; action = \"interrupt\"\n" + text);
+    for (const fs::path& script : {toml, testfile}) {
+      const Cmd r = simtspec("run " + quote(prog.string()) + " --host " + quote(script.string()));
+      EXPECT_EQ(r.code, c.code) << script << "\n" << r.out << r.err;
+      if (!c.message) continue;
+      const std::string where = script.string() + (script == toml ? ":5:" : ":13:");
+      EXPECT_NE(r.err.find(where), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+      EXPECT_EQ(r.out.find("status:"), std::string::npos) << "the program ran:\n" << r.out;
+    }
+  }
+}
+
 // ---- the protocol (runner.protocol.request, runner.protocol.version) -----------------
 
 const char* const kProtocolProgram =
@@ -838,6 +881,103 @@ core = 1
     EXPECT_EQ(sr.req.host[i].on, req.host[i].on);
     EXPECT_EQ(sr.req.host[i].name, req.host[i].name);
   }
+}
+
+// trap.host.toml: host steps are exact up to 2^64 - 1 in TOML and in the protocol,
+// read and written (the request carries them in full); a larger value, or a
+// negative step, is an error naming the key, never a clamped value.
+TEST(TrapProtocol, StepsAreExactUpTo2To64Minus1) {
+  const uint64_t big[] = {uint64_t{1} << 63, (uint64_t{1} << 63) + 5, UINT64_MAX - 1, UINT64_MAX};
+  for (uint64_t step : big) {
+    SCOPED_TRACE(step);
+    const auto host =
+        script("[[host]]\nstep = " + std::to_string(step) + "\naction = \"resume\"\n");
+    ASSERT_EQ(host.size(), 1u);
+    EXPECT_EQ(host[0].step, step);
+    runners::RunRequest req;
+    req.program = kProtocolProgram;
+    req.host = host;
+    const std::string line = runners::request_line(req, 3);
+    EXPECT_NE(line.find("\"step\":" + std::to_string(step) + ","), std::string::npos) << line;
+    auto parsed = runners::parse_request_line(line.substr(0, line.size() - 1));
+    ASSERT_TRUE(std::holds_alternative<runners::ServerRequest>(parsed))
+        << std::get<std::string>(parsed);
+    ASSERT_EQ(std::get<runners::ServerRequest>(parsed).req.host.size(), 1u);
+    EXPECT_EQ(std::get<runners::ServerRequest>(parsed).req.host[0].step, step);
+  }
+  // Other spellings of 2^64 - 1.
+  for (const char* spelled : {"0xffff_ffff_ffff_ffff", "0o1777777777777777777777",
+                              "0b"
+                              "1111111111111111111111111111111111111111111111111111111111111111",
+                              "+18_446_744_073_709_551_615"}) {
+    SCOPED_TRACE(spelled);
+    const auto host =
+        script(std::string("[[host]]\nstep = ") + spelled + "\naction = \"resume\"\n");
+    ASSERT_EQ(host.size(), 1u);
+    EXPECT_EQ(host[0].step, UINT64_MAX);
+  }
+  // Past 2^64 - 1, or negative: errors located at the action, naming the key.
+  for (const char* bad : {"18446744073709551616", "0x1_0000_0000_0000_0000",
+                          "0b1"
+                          "0000000000000000000000000000000000000000000000000000000000000000",
+                          "99999999999999999999999", "-1", "-18446744073709551616"}) {
+    SCOPED_TRACE(bad);
+    std::vector<syntax::HostStep> out;
+    auto err = host::parse_host_toml(
+        std::string("[[host]]\naction = \"resume\"\nstep = ") + bad + "\n", "s.toml", out);
+    ASSERT_TRUE(err.has_value());
+    EXPECT_EQ(err->rfind("s.toml:", 0), 0u) << *err;
+    EXPECT_NE(err->find("'step'"), std::string::npos) << *err;
+  }
+  std::vector<syntax::HostStep> out;
+  auto code = host::parse_host_toml(
+      "[[host]]\nstep = 1\naction = \"interrupt\"\n"
+      "code = 18446744073709551617\n",
+      "s.toml", out);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(code->find("s.toml:1:"), std::string::npos) << *code;
+  EXPECT_NE(code->find("'code' is out of range"), std::string::npos) << *code;
+  // The protocol: 2^64 - 1 is read exactly, 2^64 and a negative step are errors.
+  auto max = runners::parse_request_line(
+      run_line("simtspec-runner/1.1", R"([{"step": 18446744073709551615, "action": "resume"}])"));
+  ASSERT_TRUE(std::holds_alternative<runners::ServerRequest>(max)) << std::get<std::string>(max);
+  EXPECT_EQ(std::get<runners::ServerRequest>(max).req.host.at(0).step, UINT64_MAX);
+  for (const char* bad : {R"([{"step": 18446744073709551616, "action": "resume"}])",
+                          R"([{"step": -1, "action": "resume"}])",
+                          R"([{"step": -9223372036854775808, "action": "resume"}])"}) {
+    SCOPED_TRACE(bad);
+    auto parsed = runners::parse_request_line(run_line("simtspec-runner/1.1", bad));
+    ASSERT_TRUE(std::holds_alternative<std::string>(parsed));
+    EXPECT_NE(std::get<std::string>(parsed).find("host[0]: 'step'"), std::string::npos)
+        << std::get<std::string>(parsed);
+  }
+}
+
+// runner.protocol.request: top-level fields the protocol does not name are ignored,
+// in either version; unknown keys inside `config` or a host action are errors.
+TEST(TrapProtocol, UnknownTopLevelFieldsAreIgnored) {
+  for (const char* version : {"simtspec-runner/1", "simtspec-runner/1.1"}) {
+    SCOPED_TRACE(version);
+    std::string line = run_line(version, "");
+    line.insert(line.size() - 1, R"(, "priority": 3, "tags": ["a", {"b": null}], "config2": {})");
+    auto parsed = runners::parse_request_line(line);
+    ASSERT_TRUE(std::holds_alternative<runners::ServerRequest>(parsed))
+        << std::get<std::string>(parsed);
+    auto r = runners::run_reference(std::get<runners::ServerRequest>(parsed).req);
+    ASSERT_EQ(r.kind, runners::RunResult::Kind::Outcome) << r.message;
+    EXPECT_EQ(r.outcome.status, "completed");
+  }
+  std::string config = run_line("simtspec-runner/1", "");
+  config.insert(config.size() - 1, R"(, "config": {"wave": 4, "colour": 1})");
+  auto bad_config = runners::parse_request_line(config);
+  ASSERT_TRUE(std::holds_alternative<std::string>(bad_config));
+  EXPECT_NE(std::get<std::string>(bad_config).find("colour"), std::string::npos)
+      << std::get<std::string>(bad_config);
+  auto bad_action = runners::parse_request_line(
+      run_line("simtspec-runner/1.1", R"([{"step": 1, "action": "resume", "colour": 1}])"));
+  ASSERT_TRUE(std::holds_alternative<std::string>(bad_action));
+  EXPECT_NE(std::get<std::string>(bad_action).find("colour"), std::string::npos)
+      << std::get<std::string>(bad_action);
 }
 
 // trap.host.errors: in the protocol, an error of the script against the program

@@ -10,10 +10,14 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#include "harness.h"
 #include "process.h"
 #include "reference.h"
+#include "results.h"
 #include "runner.h"
 #include "vulkan_test_support.h"
 
@@ -23,6 +27,13 @@ namespace {
 using runners::RunRequest;
 using runners::RunResult;
 using K = RunResult::Kind;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 // lavapipe.toml as shipped, with this build's simtspec-vulkan and extra arguments.
 runners::ProcessSpec lavapipe(std::vector<std::string> extra_args = {}) {
@@ -194,6 +205,44 @@ TEST(VulkanRunner, ShaderThatRunsTooLongIsAnError) {
   EXPECT_LT(secs, 15.0);
   RunResult after = runner->run(request(kDivergent, 8));
   EXPECT_EQ(after.kind, K::Outcome) << after.message << after.stderr_text;
+}
+
+// The figures the READMEs state for lavapipe are those of a run of this suite: the
+// configurations and tests of the suite, and how many of them run and pass on
+// lavapipe (README.md "every configuration it runs passes (...)", and the
+// certification section of runners/vulkan/README.md).
+TEST(VulkanRunner, TheReadmeFiguresAreThoseOfThisSuiteOnLavapipe) {
+  auto probe = runners::make_process_runner(lavapipe());
+  auto first = probe->run(request(kDivergent, 8));
+  probe->shutdown();
+  SKIP_WITHOUT_DEVICE(first);
+  std::string err;
+  auto suite =
+      harness::load_suite(harness::discover({std::string(SIMT_SOURCE_DIR) + "/suites"}, err));
+  ASSERT_TRUE(err.empty()) << err;
+  harness::Options o;
+  o.jobs = 2;
+  auto cases = harness::select(suite, o);
+  auto runner = runners::make_process_runner(lavapipe());
+  harness::Summary sum = harness::run(*runner, suite, cases, o, [](const json::Value&) {});
+  runner->shutdown();
+  auto n = [&](const char* k) { return reports::count_of(sum.counts, k); };
+  const std::string th_configs = reports::thousands(cases.size());
+  const std::string th_tests = reports::thousands(suite.tests.size());
+  const std::string readme = read_text(std::string(SIMT_SOURCE_DIR) + "/README.md");
+  const std::string want = "every configuration it runs passes (" + reports::thousands(sum.run()) +
+                           " of the suite's " + th_configs + " configurations, in " + th_tests +
+                           " tests;";
+  EXPECT_NE(readme.find(want), std::string::npos) << "README.md should say: " << want;
+  const std::string vreadme = read_text(std::string(SIMT_SOURCE_DIR) + "/runners/vulkan/README.md");
+  const std::string vwant =
+      th_configs + " configurations of " + th_tests + " tests: **" + reports::thousands(n("pass")) +
+      " pass, " + reports::thousands(n("fail")) + " fail, " + reports::thousands(n("error")) +
+      " error, " + reports::thousands(n("xfail")) + " xfail, " +
+      reports::thousands(n("unsupported")) + "\nunsupported**";
+  EXPECT_NE(vreadme.find(vwant), std::string::npos)
+      << "runners/vulkan/README.md should say: " << vwant;
+  EXPECT_EQ(n("fail") + n("error") + n("xpass"), 0u);
 }
 
 }  // namespace

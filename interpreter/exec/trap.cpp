@@ -113,7 +113,7 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
     set_frame_word(g, kFrameLane, with_lane ? static_cast<uint32_t>(ev->lane) : 0xffffffffu);
     const bool mem_event = raised && ev && !ev->space.empty();
     set_frame_word(g, kFrameAddr, mem_event ? ev->addr : 0);
-    // As in the protocol's events: the buffer's index, 0xffff for slm.
+    // trap.frame: the buffer's index in declaration order (event_space_), 0xffff for slm.
     const uint32_t space = event_space_ == kSpaceSlm ? 0xffffu : event_space_;
     set_frame_word(g, kFrameSpace, mem_event ? space : 0xffffffffu);
     set_frame_word(g, kFrameRaiser, raised ? 1 : 0);

@@ -20,8 +20,8 @@ inline uint8_t first_part(const Machine& m, uint64_t lanes) {
 // part starts its pass at the next instruction and the other parts' lanes are
 // kept in the region state.
 Flow SubvBegin::exec(Machine& m, WarpState& w, const Insn& in) {
-  // wave.valid.nest, wave.valid.handler rule these out; a run that breaks them
-  // (a state edited by a tool) gets an event, not a broken window.
+  // wave.illegal: not inside a pass, not in handler mode (a handler that moved its
+  // resume PC, or handler code run without the flow checks).
   if (w.mode != WaveMode::Normal || w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);
   if (w.exec == 0) {
     w.pc = in.target;
@@ -41,6 +41,7 @@ Flow SubvBegin::exec(Machine& m, WarpState& w, const Insn& in) {
 // none is left, normal mode resumes after this instruction with exec = the union
 // of what every part left.
 Flow SubvEnd::exec(Machine& m, WarpState& w, const Insn&) {
+  // wave.illegal: in normal mode there is no pass to end.
   if (w.mode != WaveMode::SubVector) return m.raise(w, isa::Event::IllegalInstruction);
   uint64_t done_parts = 0;  // lanes of the parts up to the current one
   for (uint32_t p = 0; p <= w.part; ++p) done_parts |= m.part_mask(p);

@@ -1,6 +1,7 @@
 #include "host/host.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -15,18 +16,33 @@ namespace simt::host {
 using syntax::DiagKind;
 
 bool read_file(const std::string& path, std::string& out, std::string& err) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    err = "cannot read '" + path + "': it is a directory, not a file";
+    return false;
+  }
   std::ifstream f(path, std::ios::binary);
   if (!f) {
     err = "cannot open '" + path + "'";
     return false;
   }
-  std::ostringstream ss;
-  ss << f.rdbuf();
+  // syntax.file.size: an input file is at most kMaxInputBytes; reading stops there.
+  out.clear();
+  char buf[1 << 16];
+  while (f.read(buf, sizeof buf) || f.gcount() > 0) {
+    if (out.size() + static_cast<size_t>(f.gcount()) > kMaxInputBytes) {
+      err = "cannot read '" + path + "': larger than " + std::to_string(kMaxInputBytes >> 20) +
+            " MiB (the largest input file, syntax.file.size)";
+      out.clear();
+      return false;
+    }
+    out.append(buf, static_cast<size_t>(f.gcount()));
+    if (!f) break;
+  }
   if (f.bad()) {
     err = "cannot read '" + path + "'";
     return false;
   }
-  out = ss.str();
   return true;
 }
 
@@ -115,9 +131,10 @@ std::optional<std::string> host_step_from(const std::vector<HostField>& keys,
   };
   const HostValue* step = find("step");
   const HostValue* action = find("action");
-  if (!step || !std::holds_alternative<int64_t>(*step) || std::get<int64_t>(*step) < 0)
-    return std::string("'step' must be given as a non-negative integer");
-  out.step = static_cast<uint64_t>(std::get<int64_t>(*step));
+  const HostInt* step_n = step ? std::get_if<HostInt>(step) : nullptr;
+  if (!step_n || step_n->negative)
+    return std::string("'step' must be given as an integer from 0 to 18446744073709551615");
+  out.step = step_n->magnitude;
   if (!action || !std::holds_alternative<std::string>(*action))
     return std::string(
         "'action' must be given as a string (interrupt, bind_tba, bind_vtable, single_step, "
@@ -146,17 +163,17 @@ std::optional<std::string> host_step_from(const std::vector<HostField>& keys,
   }
   out.core = syntax::kAllCores;
   if (const HostValue* c = find("core")) {
-    if (auto* n = std::get_if<int64_t>(c); n && *n >= 0 && *n < exec::kMaxCores)
-      out.core = static_cast<int32_t>(*n);
+    if (auto* n = std::get_if<HostInt>(c); n && !n->negative && n->magnitude < exec::kMaxCores)
+      out.core = static_cast<int32_t>(n->magnitude);
     else if (auto* str = std::get_if<std::string>(c); !str || *str != "all")
       return std::string("'core' must be a core index or \"all\"");
   }
   out.code = 0;
   if (const HostValue* c = find("code")) {
-    auto* n = std::get_if<int64_t>(c);
-    if (!n || *n < 0 || *n > 0xffffff)
+    auto* n = std::get_if<HostInt>(c);
+    if (!n || n->negative || n->magnitude > 0xffffff)
       return std::string("'code' must be an integer from 0 to 16777215 (trap.cause)");
-    out.code = static_cast<uint32_t>(*n);
+    out.code = static_cast<uint32_t>(n->magnitude);
   }
   if (out.kind == HostKind::SingleStep) {
     const HostValue* on = find("on");
@@ -221,16 +238,24 @@ exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadO
                                   syntax::Diagnostics& diags) {
   exec::LaunchConfig c;
   // Where each field's final value came from, for locating errors.
-  std::map<std::string, std::pair<syntax::Span, std::string>> origin;
+  // The third member is the diagnostic's origin when the value came from a
+  // request's config (LoadOptions::cli_origin): "config.wave".
+  struct From {
+    syntax::Span span;
+    std::string suffix, where;
+  };
+  std::map<std::string, From> origin;
   // An override equal to the directive's value leaves the directive as the origin,
   // so that errors keep pointing at the program line.
   auto apply = [&](const char* name, auto& field, const auto& dir, const auto& toml,
                    const auto& cli) {
-    if (dir.value) field = *dir.value, origin[name] = {dir.span, ""};
+    if (dir.value) field = *dir.value, origin[name] = {dir.span, "", ""};
     if (toml && !(dir.value && *dir.value == *toml))
-      field = *toml, origin[name] = {syntax::Span{}, " (set by the configuration file)"};
+      field = *toml, origin[name] = {syntax::Span{}, " (set by the configuration file)", ""};
     if (cli && !(dir.value && *dir.value == *cli))
-      field = *cli, origin[name] = {syntax::Span{}, " (set on the command line)"};
+      field = *cli, origin[name] = opt.cli_origin.empty()
+                                       ? From{syntax::Span{}, " (set on the command line)", ""}
+                                       : From{syntax::Span{}, "", opt.cli_origin + name};
   };
   const Overrides& t = opt.toml;
   const Overrides& k = opt.cli;
@@ -264,16 +289,15 @@ exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadO
   const std::optional<uint32_t>& final_simd = k.simd ? k.simd : t.simd ? t.simd : d.simd.value;
   if (final_simd && *final_simd == 0) {
     auto it = origin.find("simd");
-    diags.add(DiagKind::Config, it == origin.end() ? syntax::Span{} : it->second.first,
-              "simd 0 must be a power of two from 1 to 64" +
-                  (it == origin.end() ? std::string() : it->second.second));
+    const From from = it == origin.end() ? From{} : it->second;
+    diags.add(DiagKind::Config, from.span,
+              "simd 0 must be a power of two from 1 to 64" + from.suffix, {}, from.where);
     return c;
   }
   if (auto e = exec::check(c)) {
     auto it = origin.find(e->field);
-    syntax::Span span = it == origin.end() ? syntax::Span{} : it->second.first;
-    std::string from = it == origin.end() ? "" : it->second.second;
-    diags.add(DiagKind::Config, span, e->message + from);
+    const From from = it == origin.end() ? From{} : it->second;
+    diags.add(DiagKind::Config, from.span, e->message + from.suffix, {}, from.where);
   }
   return c;
 }

@@ -34,13 +34,26 @@ std::optional<std::string> load_config_toml(const std::string& path, Overrides& 
 
 struct LoadOptions {
   Overrides toml;  // from --config
-  Overrides cli;   // from command-line flags
+  Overrides cli;   // from command-line flags, or a protocol request's config
+  // Where `cli` came from, for errors (state.launch.check): empty for the command
+  // line ("(set on the command line)"); otherwise a prefix that, with a setting's
+  // name, locates it, e.g. "config." for a protocol request: the error's origin is
+  // then "config.wave" instead of the program's first line.
+  std::string cli_origin;
   bool validate_flow = true;
   std::vector<syntax::HostStep> host;  // trap.host: the launch's host script
 };
 
+// trap.host.toml: an integer of a host action exactly as written, as its sign and
+// magnitude, so that every value up to 2^64 - 1 is exact (a step goes up to
+// max_steps - 1, and max_steps up to 2^64 - 1). Readers give no HostInt for a value
+// they cannot hold: it is an error located where it was written.
+struct HostInt {
+  bool negative = false;  // never with magnitude 0
+  uint64_t magnitude = 0;
+};
 // trap.host: the value of one key of a host action, as TOML or JSON gave it.
-using HostValue = std::variant<int64_t, bool, std::string>;
+using HostValue = std::variant<HostInt, bool, std::string>;
 struct HostField {
   std::string key;
   HostValue value;
@@ -73,6 +86,10 @@ struct LoadResult {
 LoadResult load(std::string_view text, const LoadOptions& opt = {});
 
 // Reads a whole file; false with a message on failure.
+// syntax.file.size: the largest input file (program, test, TOML) the tools read.
+inline constexpr size_t kMaxInputBytes = size_t{64} << 20;
+// Reads a whole file; a directory, an unreadable file or one larger than
+// kMaxInputBytes is an error with a message naming the path.
 bool read_file(const std::string& path, std::string& out, std::string& err);
 
 // The configuration a program's directives and overrides give, with errors.

@@ -144,6 +144,53 @@ std::variant<toml::value, TomlError> parse_exactly(const std::string& text,
   }
 }
 
+// trap.host.toml: toml11 v3 keeps integers as int64_t and reads a literal past
+// that range without an error: decimal, hexadecimal and octal ones come back
+// clamped to INT64_MAX or INT64_MIN, binary ones wrapped. So an integer of a host
+// action is read again from its text (the value's source region: the literal as
+// written, which toml11 has already checked), exactly up to 2^64 - 1 in
+// magnitude; nothing for a larger one.
+std::optional<HostInt> exact_integer(const toml::value& v) {
+  const toml::source_location loc = v.location();
+  const std::string& line = loc.line_str();
+  std::string_view t;
+  if (loc.column() >= 1 && loc.column() - 1 + size_t{loc.region()} <= line.size())
+    t = std::string_view(line).substr(loc.column() - 1, loc.region());
+  HostInt r;
+  if (!t.empty() && (t[0] == '+' || t[0] == '-')) {
+    r.negative = t[0] == '-';
+    t.remove_prefix(1);
+  }
+  uint64_t base = 10;
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'o' || t[1] == 'b')) {
+    base = t[1] == 'x' ? 16 : t[1] == 'o' ? 8 : 2;
+    t.remove_prefix(2);
+  }
+  bool digits = false;
+  for (char c : t) {
+    if (c == '_') continue;
+    const uint64_t d = c >= '0' && c <= '9'   ? uint64_t(c - '0')
+                       : c >= 'a' && c <= 'f' ? uint64_t(c - 'a' + 10)
+                       : c >= 'A' && c <= 'F' ? uint64_t(c - 'A' + 10)
+                                              : base;
+    if (d >= base) {  // not the literal toml11 read: its value, which is exact then
+      digits = false;
+      break;
+    }
+    if (r.magnitude > (UINT64_MAX - d) / base) return std::nullopt;  // past 2^64 - 1
+    r.magnitude = r.magnitude * base + d;
+    digits = true;
+  }
+  if (!digits) {
+    const int64_t n = v.as_integer();
+    if (n == INT64_MAX || n == INT64_MIN) return std::nullopt;  // possibly clamped
+    r.negative = n < 0;
+    r.magnitude = n < 0 ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  }
+  if (r.magnitude == 0) r.negative = false;
+  return r;
+}
+
 }  // namespace
 
 std::variant<toml::value, TomlError> parse_toml(std::string_view text, const std::string& name) {
@@ -174,9 +221,14 @@ std::optional<TomlError> host_from_toml(const toml::value& array, const std::str
     if (!t.is_table()) return TomlError{line(t), "each element of 'host' must be a table"};
     std::vector<HostField> keys;
     for (const auto& [k, v] : t.as_table()) {
-      if (v.is_integer())
-        keys.push_back({k, HostValue{static_cast<int64_t>(v.as_integer())}});
-      else if (v.is_boolean())
+      if (v.is_integer()) {
+        auto n = exact_integer(v);
+        if (!n)
+          return TomlError{line(t), "[[host]]: '" + k.substr(0, 40) +
+                                        "' is out of range: integers of a host script go "
+                                        "up to 18446744073709551615"};
+        keys.push_back({k, HostValue{*n}});
+      } else if (v.is_boolean())
         keys.push_back({k, HostValue{v.as_boolean()}});
       else if (v.is_string())
         keys.push_back({k, HostValue{v.as_string().str}});

@@ -127,6 +127,12 @@ std::string_view feature_name(Feature f) {
   return "?";
 }
 
+std::optional<Feature> find_feature(std::string_view name) {
+  for (Feature f : kAllFeatures)
+    if (feature_name(f) == name) return f;
+  return std::nullopt;
+}
+
 std::string_view operand_kind_name(OperandKind k) {
   switch (k) {
     case K::Dst:

@@ -42,6 +42,10 @@ enum class Family : uint8_t {
 
 // Feature tags (MACHINE.md): which mechanism or chapter an instruction belongs to.
 enum class Feature : uint8_t { alu, mem, xlane, bar, branch, trap, preempt, wave, watomic };
+inline constexpr Feature kAllFeatures[] = {Feature::alu,     Feature::mem,    Feature::xlane,
+                                           Feature::bar,     Feature::branch, Feature::trap,
+                                           Feature::preempt, Feature::wave,   Feature::watomic};
+static_assert(std::size(kAllFeatures) == size_t(Feature::watomic) + 1, "a feature is missing");
 
 struct Signature {
   std::array<OperandKind, 4> kinds{};
@@ -65,6 +69,7 @@ const OpInfo& info(Op op);
 std::optional<Op> find(std::string_view mnemonic);
 
 std::string_view feature_name(Feature f);
+std::optional<Feature> find_feature(std::string_view name);
 std::string_view operand_kind_name(OperandKind k);
 
 // ---- special registers (spec/state.md, state.special.*) -------------------------

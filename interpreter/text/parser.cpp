@@ -112,6 +112,19 @@ class Parser {
   }
 
   void line(syntax::Program& prog) {
+    // syntax.lex.other: a byte that is no token, written inside a word (`ad\xffd`),
+    // is named at its position, before the part of the word in front of it could be
+    // taken for a mnemonic, label or register of its own.
+    for (size_t p = cur_.pos + 1;
+         p < toks_.size() && toks_[p].kind != Tok::Newline && toks_[p].kind != Tok::Eof; ++p) {
+      const Token& bad = toks_[p];
+      const Token& word = toks_[p - 1];
+      if (bad.kind == Tok::Error &&
+          (word.kind == Tok::Ident || word.kind == Tok::Number || word.kind == Tok::Special) &&
+          word.span.line == bad.span.line && word.span.col + word.span.len == bad.span.col)
+        fail(bad, "unexpected " + describe(bad) + " inside the word '" +
+                      std::string(word.text.substr(0, 40)) + "'");
+    }
     // Labels: `ident :`, any number of them.
     while (cur_.at(Tok::Ident) && cur_.peek(1).kind == Tok::Colon) {
       const Token& t = cur_.next();

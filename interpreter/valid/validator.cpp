@@ -327,10 +327,20 @@ class Validator {
     std::vector<const syntax::Directive<std::string>*> handlers;
     if (p_.handler.value) handlers.push_back(&p_.handler);
     for (const auto& e : p_.handler_entries) handlers.push_back(&e);
+    // trap.terms: a handler entry at PC 0 makes the program's entry handler code too.
+    bool handler_at_entry = false;
     for (const auto* h : handlers) {
       auto it = label_pc_.find(*h->value);
-      if (it != label_pc_.end() && it->second < size_ &&
-          std::find(entries.begin(), entries.end(), it->second) == entries.end()) {
+      if (it == label_pc_.end()) continue;  // valid.label.defined reports it
+      if (it->second >= size_) {
+        // trap.valid.mode: like a call to the end (valid.flow.calls).
+        err(h->span,
+            "handler entry '" + *h->value +
+                "' is the end of the program: the handler would run past the last instruction",
+            "trap.valid.mode");
+      } else if (it->second == 0) {
+        handler_at_entry = true;
+      } else if (std::find(entries.begin(), entries.end(), it->second) == entries.end()) {
         entries.push_back(it->second);
         kinds.push_back(Ctx::Handler);
       }
@@ -344,7 +354,7 @@ class Validator {
       analyse(entries[i], i < roots ? kinds[i] : Ctx::Function, entries, is_called, reached[i],
               callees[i]);
     }
-    modes(entries, roots, reached, callees);
+    modes(entries, roots, handler_at_entry, reached, callees);
     shared_reads();
   }
 
@@ -420,14 +430,15 @@ class Validator {
     }
   }
 
-  // trap.valid.disjoint, trap.valid.mode: user code is what PC 0 reaches, with the
-  // functions it calls; handler code what the handler entry reaches, likewise.
-  void modes(const std::vector<uint32_t>& entries, size_t roots,
+  // trap.terms, trap.valid.disjoint, trap.valid.mode: user code is what PC 0
+  // reaches, with the functions it calls; handler code what a handler entry
+  // reaches, likewise; unreached code (mode 0) is neither.
+  void modes(const std::vector<uint32_t>& entries, size_t roots, bool handler_at_entry,
              const std::vector<std::vector<uint32_t>>& reached,
              const std::vector<std::vector<uint32_t>>& callees) {
     enum : uint8_t { kUser = 1, kHandler = 2 };
     std::vector<uint8_t> ctx_mode(entries.size(), 0);
-    ctx_mode[0] = kUser;
+    ctx_mode[0] = handler_at_entry ? kUser | kHandler : kUser;
     for (size_t i = 1; i < roots; ++i) ctx_mode[i] = kHandler;
     std::unordered_map<uint32_t, size_t> ctx_of_entry;  // called contexts by entry PC
     for (size_t i = roots; i < entries.size(); ++i) ctx_of_entry[entries[i]] = i;

@@ -498,7 +498,10 @@ bool patch(const std::string& fault, exec::Program& p) {
                                 "shared-private",
                                 "scalar-once-per-region",
                                 "crash",
+                                "crash-every-5",
+                                "exit-after-answer",
                                 "hang",
+                                "flood",
                                 "garbage"};
   for (const char* k : known)
     if (fault == k) return true;
@@ -526,10 +529,32 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::ios::sync_with_stdio(false);
+  uint64_t requests = 0;
+  if (fault == "exit-after-answer") {
+    // Answers one request like the reference, then exits before reading another
+    // (runner.lifecycle.restart: the harness finds it ended and starts a fresh one).
+    std::string line;
+    if (!std::getline(std::cin, line)) return 0;
+    auto parsed = simt::runners::parse_request_line(line);
+    if (auto* r = std::get_if<simt::runners::ServerRequest>(&parsed))
+      if (r->op == simt::runners::ServerRequest::Op::Run)
+        std::cout << simt::json::dump(
+                         simt::runners::response_json(simt::runners::run_reference(r->req), r->id))
+                  << std::endl;
+    std::cerr << "simtspec-faulty: exiting after one answer\n";
+    return 0;
+  }
   simt::runners::serve(std::cin, std::cout, [&](const simt::runners::RunRequest& req) {
-    if (fault == "crash") {
-      std::cerr << "simtspec-faulty: crashing on purpose\n";
+    ++requests;
+    if (fault == "crash" || (fault == "crash-every-5" && requests % 5 == 0)) {
+      std::cerr << (fault == "crash" ? "simtspec-faulty: crashing on purpose\n"
+                                     : "simtspec-faulty: heap corrupted\n");
       std::abort();
+    }
+    if (fault == "flood") {  // one response line that never ends (runner.toml max_response)
+      std::cerr << "simtspec-faulty: flooding on purpose\n";
+      const std::string zeros(1 << 16, '0');
+      for (;;) std::cout.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
     }
     if (fault == "hang") {
       std::cerr << "simtspec-faulty: hanging on purpose\n";

@@ -289,13 +289,15 @@ Verdict compare_with_reference(const RunResult& ref, const RunResult& a, const L
   return v;
 }
 
-std::string policy_dependence(const runners::RunRequest& req, const Layout& l) {
+PolicyCheck policy_dependence(const runners::RunRequest& req, const Layout& l, double timeout) {
   runners::RunRequest base = req;
   base.trace = false;
   base.config.policy = "round_robin";
   base.config.seed.reset();
-  const RunResult first = runners::run_reference(base);
-  if (first.kind != RunResult::Kind::Outcome) return "";
+  const RunResult first = runners::run_reference_within(base, timeout);
+  if (first.kind == RunResult::Kind::Error)
+    return {"", "the reference under round_robin: " + first.message};
+  if (first.kind != RunResult::Kind::Outcome) return {};
   struct Variant {
     exec::Policy policy;
     uint64_t seed;
@@ -313,16 +315,20 @@ std::string policy_dependence(const runners::RunRequest& req, const Layout& l) {
       other.config.seed = var.seed;
       name += " (seed " + std::to_string(var.seed) + ")";
     }
-    Verdict v = compare_with_reference(first, runners::run_reference(other), l);
+    const RunResult second = runners::run_reference_within(other, timeout);
+    if (second.kind == RunResult::Kind::Error)
+      return {"", "the reference under " + name + ": " + second.message};
+    Verdict v = compare_with_reference(first, second, l);
     if (!v.ok) {
       // The verdict speaks of "the reference" and "the implementation": here they are
       // round_robin and the other policy.
-      return "the outcome depends on the scheduling policy: under " + name +
-             " it differs from round_robin's (taking round_robin's as the reference's: " +
-             v.message + ")";
+      return {"the outcome depends on the scheduling policy: under " + name +
+                  " it differs from round_robin's (taking round_robin's as the reference's: " +
+                  v.message + ")",
+              ""};
     }
   }
-  return "";
+  return {};
 }
 
 }  // namespace simt::harness

@@ -33,9 +33,15 @@ Verdict compare_with_reference(const runners::RunResult& ref, const runners::Run
                                const Layout& l);
 
 // runner.own_scheduler: runs `req` on the reference under round_robin,
-// lowest_pc_first, oldest_first and random with seeds 1, 2, 3. Empty when the six
-// outcomes are equal (or the reference rejects the program); otherwise why not:
-// the first policy whose outcome differs from round_robin's, and the difference.
-std::string policy_dependence(const runners::RunRequest& req, const Layout& l);
+// lowest_pc_first, oldest_first and random with seeds 1, 2, 3 (each run limited to
+// `timeout` seconds, runner.timeout). `depends` is empty when the six outcomes are
+// equal (or the reference rejects the program); otherwise it says why not: the
+// first policy whose outcome differs from round_robin's, and the difference.
+// `error` is set instead when a reference run could not end (a timeout).
+struct PolicyCheck {
+  std::string depends;
+  std::string error;
+};
+PolicyCheck policy_dependence(const runners::RunRequest& req, const Layout& l, double timeout);
 
 }  // namespace simt::harness

@@ -16,8 +16,11 @@ namespace simt::harness {
 namespace fs = std::filesystem;
 
 const std::set<std::string>& known_features() {
-  static const std::set<std::string> f = {"alu",  "mem",     "xlane", "bar",    "branch",
-                                          "trap", "preempt", "wave",  "watomic"};
+  static const std::set<std::string> f = [] {
+    std::set<std::string> r;
+    for (isa::Feature x : isa::kAllFeatures) r.emplace(isa::feature_name(x));
+    return r;
+  }();
   return f;
 }
 
@@ -125,6 +128,9 @@ class HeaderReader {
       err(doc_.at("id"), "id '" + t_.id + "' may only use a-z, 0-9, '_', '.' and '-'");
     t_.title = str("title", true);
     t_.clauses = strs("clauses", true);
+    if (doc_.contains("clauses") && doc_.at("clauses").is_array())  // format.lint: per clause
+      for (const auto& c : doc_.at("clauses").as_array())
+        if (c.is_string()) t_.clause_lines.push_back(line_of(c, off_));
     t_.features = strs("features", true);
     t_.required = strs("requires", false);
     if (doc_.contains("host"))  // trap.host.toml: the launch's host script
@@ -160,7 +166,9 @@ class HeaderReader {
   void err(const toml::value& v, std::string m) {
     errs_.push_back({line_of(v, off_), std::move(m)});
   }
-  void err0(std::string m) { errs_.push_back({0, std::move(m)}); }
+  // A key that is missing has no line of its own: it is reported at the header's
+  // first line (format.lint), never at line 0.
+  void err0(std::string m) { errs_.push_back({1, std::move(m)}); }
 
   std::string str(const char* key, bool required) {
     if (!doc_.contains(key)) {
@@ -216,6 +224,7 @@ class HeaderReader {
     for (const char* key : order) {
       if (!m.contains(key)) continue;
       const auto& v = m.at(key);
+      t_.matrix_lines[key] = line_of(v, off_);
       std::vector<toml::value> items;
       if (v.is_array())
         items = v.as_array();
@@ -285,6 +294,7 @@ class HeaderReader {
       return;
     }
     const auto& e = doc_.at("expect");
+    t_.expect_line = line_of(e, off_);
     if (!e.is_table()) {
       err(e, "'expect' must be a table");
       return;
@@ -428,7 +438,12 @@ std::variant<TestFile, std::vector<FormatError>, NotATest> parse_test(const std:
   TestFile t;
   t.path = path;
   t.source = text;
-  t.sets_max_steps = text::parse(text).program.launch.max_steps.value.has_value();
+  {
+    const auto& ms = text::parse(text).program.launch.max_steps;
+    t.sets_max_steps = ms.value.has_value();
+    t.max_steps = ms.value.value_or(0);
+    t.max_steps_line = ms.span.line;
+  }
   std::string toml_text;
   uint32_t n = 1;
   while (std::getline(in, line)) {

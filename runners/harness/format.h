@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -60,17 +61,27 @@ struct TestFile {
   std::string source;  // the whole file
   // The program sets `.max_steps` itself (else the harness cap applies, format.matrix).
   bool sets_max_steps = false;
+  uint64_t max_steps = 0;       // its value, when it does
+  uint32_t max_steps_line = 0;  // and the line of the directive (format.lint.steps)
   // format.validate: false runs the program without the flow checks.
   bool validate = true;
   uint32_t header_lines = 0;
   std::string id, title;
   std::vector<std::string> clauses, features, required;
-  std::vector<Settings> configs;  // the expanded matrix (at least one)
+  std::vector<uint32_t> clause_lines;  // the line of each entry of `clauses`
+  std::vector<Settings> configs;       // the expanded matrix (at least one)
   Expectation expect;
   std::vector<syntax::HostStep> host;  // trap.host.toml: `[[host]]`
   bool generated = false;
   json::Value origin;
-  uint32_t id_line = 0;  // line of the id key, for duplicate reports
+  uint32_t id_line = 0;                          // line of the id key, for duplicate reports
+  uint32_t expect_line = 1;                      // line of [expect] (format.lint)
+  std::map<std::string, uint32_t> matrix_lines;  // [matrix] key -> its line
+  // The line of [matrix] key `k` (format.lint), else the header's first line.
+  uint32_t matrix_line(const std::string& k) const {
+    auto it = matrix_lines.find(k);
+    return it == matrix_lines.end() || it->second == 0 ? 1 : it->second;
+  }
 };
 
 struct FormatError {

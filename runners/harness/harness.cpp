@@ -115,16 +115,23 @@ std::vector<Case> select(const Suite& s, const Options& o) {
   return out;
 }
 
+size_t Summary::run() const {
+  return total - reports::count_of(counts, "unsupported");
+}
+
 bool Summary::ok() const {
-  return reports::count_of(counts, "fail") == 0 && reports::count_of(counts, "error") == 0 &&
-         reports::count_of(counts, "xpass") == 0;
+  return !interrupted && reports::count_of(counts, "fail") == 0 &&
+         reports::count_of(counts, "error") == 0 && reports::count_of(counts, "xpass") == 0;
 }
 
 json::Value Summary::to_json() const {
   json::Value v;
   v["total"] = static_cast<uint64_t>(total);
+  v["selected"] = static_cast<uint64_t>(selected);
+  v["run"] = static_cast<uint64_t>(run());
   for (std::string_view k : reports::kStatuses)
     v[k] = static_cast<uint64_t>(reports::count_of(counts, k));
+  if (interrupted) v["interrupted"] = true;
   return v;
 }
 
@@ -284,9 +291,15 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   req.host = t.host;
   if (own_scheduler) {
     rec["config"]["policy"] = "own";
-    if (std::string why = policy_dependence(req, p.layout); !why.empty()) {
+    PolicyCheck pc = policy_dependence(req, p.layout, o.timeout);
+    if (!pc.error.empty()) {
       rec["checks"] = 0;
-      return finish("unsupported", why + "; the runner schedules warps itself (own_scheduler)");
+      return finish("error", pc.error);
+    }
+    if (!pc.depends.empty()) {
+      rec["checks"] = 0;
+      return finish("unsupported",
+                    pc.depends + "; the runner schedules warps itself (own_scheduler)");
     }
   }
   RunResult actual = runner.run(req);
@@ -303,12 +316,20 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   rec["actual"] = result_json(actual);
   Verdict v = check_expectation(t.expect, actual, p.layout);
   size_t checks = v.checks;
-  if (v.ok && o.differential && !runner.is_reference()) {
-    RunResult ref = runners::run_reference(req);
+  if (o.differential && !runner.is_reference()) {
+    // results.record `reference`: every differential record carries the
+    // reference's outcome, a configuration failing its expectation included.
+    RunResult ref = runners::run_reference_within(req, o.timeout);
+    if (ref.kind == RunResult::Kind::Error) {
+      rec["checks"] = 0;
+      return finish("error", "the reference could not run it: " + ref.message);
+    }
     rec["reference"] = result_json(ref);
-    Verdict d = compare_with_reference(ref, actual, p.layout);
-    checks += d.checks;
-    if (!d.ok) v = d;
+    if (v.ok) {
+      Verdict d = compare_with_reference(ref, actual, p.layout);
+      checks += d.checks;
+      if (!d.ok) v = d;
+    }
   }
   rec["checks"] = static_cast<uint64_t>(checks);
   if (!v.ok) {
@@ -316,7 +337,7 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
     // Traces of the failing configuration: the reference's, and the runner's if it can.
     runners::RunRequest traced = req;
     traced.trace = true;
-    RunResult ref_t = runners::run_reference(traced);
+    RunResult ref_t = runners::run_reference_within(traced, o.timeout);
     json::Array tr;
     for (const auto& l : ref_t.trace) tr.emplace_back(l);
     rec["reference_trace"] = tr;
@@ -374,12 +395,16 @@ Summary run(runners::Runner& runner, const Suite& suite, const std::vector<Case>
     ++sum.counts[rec.find("status")->as_string()];
     sink(rec);
   };
+  std::vector<const std::string*> bad;
   if (o.shard_index == 0)  // malformed files are reported once, by shard 0
     for (const auto& [path, errs] : suite.bad)
-      if (o.filter.empty() || glob_match(o.filter, path)) emit(bad_file_record(path, errs));
+      if (o.filter.empty() || glob_match(o.filter, path)) bad.push_back(&path);
+  sum.selected = bad.size() + cases.size();
+  for (const std::string* path : bad) emit(bad_file_record(*path, suite.bad.at(*path)));
+  const std::atomic<bool>& stop = runners::interrupt_flag();
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < cases.size();) {
+    for (size_t i; !stop.load() && (i = next.fetch_add(1)) < cases.size();) {
       json::Value rec;
       try {
         rec = run_case(runner, cases[i], o);
@@ -388,6 +413,14 @@ Summary run(runners::Runner& runner, const Suite& suite, const std::vector<Case>
         rec["status"] = "error";
         rec["message"] = std::string("harness error: ") + e.what();
         rec["checks"] = 0;
+      }
+      // results.interrupted: a run the interrupt cut short says nothing about the
+      // implementation; it is left out, as if it had not started.
+      if (stop.load()) {
+        const json::Value* m = rec.find("message");
+        if (rec.find("status")->as_string() == "error" && m && m->is_string() &&
+            m->as_string().find(runners::kInterrupted) != std::string::npos)
+          continue;
       }
       emit(rec);
     }
@@ -398,6 +431,7 @@ Summary run(runners::Runner& runner, const Suite& suite, const std::vector<Case>
   for (uint32_t j = 1; j < jobs; ++j) threads.emplace_back(worker);
   worker();
   for (auto& th : threads) th.join();
+  sum.interrupted = stop.load() && sum.total < sum.selected;
   return sum;
 }
 

@@ -42,6 +42,9 @@ struct Options {
   // Step limit for programs without a .max_steps directive (format.matrix), so that
   // an implementation that runs away costs little.
   uint64_t max_steps = 1'000'000;
+  // runner.timeout: the wall-clock limit of each run the harness makes on the
+  // reference itself (the differential comparison, traces, policy checks).
+  double timeout = runners::kDefaultTimeout;
   std::string simtspec = "simtspec";     // how reproduce commands name the program
   std::string runner_arg = "reference";  // the --runner argument, for reproduce commands
 };
@@ -57,8 +60,13 @@ std::vector<Case> select(const Suite& s, const Options& o);
 
 struct Summary {
   std::map<std::string, size_t> counts;  // status -> number
-  size_t total = 0;
-  bool ok() const;  // no fail, error or xpass
+  size_t total = 0;                      // results emitted
+  size_t selected = 0;       // results the run was to emit (malformed files and configurations)
+  bool interrupted = false;  // results.interrupted: stopped by interrupt_flag()
+  size_t run() const;        // results.share: every status but unsupported
+  bool ok() const;           // no fail, error or xpass, and not interrupted
+  // results.stream: the summary line's object: `total`, `selected`, `run`, each
+  // status, and `interrupted` when the run was interrupted.
   json::Value to_json() const;
 };
 
@@ -66,7 +74,8 @@ using ResultSink = std::function<void(const json::Value& record)>;
 
 // Runs the cases (with `jobs` threads); calls `sink` once per result, from one
 // thread at a time, in completion order. Records for malformed files are emitted
-// first.
+// first. Once runners::interrupt_flag() is set no further case starts, and a case
+// whose run the interrupt cut short is not emitted (results.interrupted).
 Summary run(runners::Runner& runner, const Suite& suite, const std::vector<Case>& cases,
             const Options& o, const ResultSink& sink);
 

@@ -9,6 +9,9 @@
 
 namespace simt::harness {
 
+// format.lint.steps: the largest step cap a suite test may set with `.max_steps`.
+inline constexpr uint64_t kMaxSuiteSteps = 10'000'000;
+
 struct LintIssue {
   std::string file;
   uint32_t line = 0;
