@@ -897,7 +897,7 @@ Program host_program(const Options& o, int size) {
                                                      {5, Program::Handler::LogReturn},
                                                      {2, Program::Handler::LogPause},
                                                      {1, Program::Handler::LogFault}});
-  p.log_records = *g::weightedElement<bool>({{5, true}, {1, false}});
+  p.log_fields = *g::weightedElement<bool>({{5, true}, {1, false}}) ? kLogAllFields : 0;
   p.log_barrier = *g::weightedElement<bool>({{3, false}, {1, true}});
   // trap.frame.room: no room for a frame, or for exactly one.
   if (*g::weightedElement<bool>({{7, false}, {1, true}}))

@@ -740,6 +740,11 @@ Check host_script(const Program& p, const std::string& text, OracleContext& ctx)
   if (!loaded) return c;
   c.host = p.host;
   HostModelResult want = run_host_model(*loaded->program);
+  // The model does not detect livelock: a host program has no loop, and its
+  // logging handlers count every entry, so its state never repeats. A shrinking
+  // candidate whose handlers do not count may repeat it at max_steps.
+  if (want.error.empty() && !p.log_count && want.outcome.status == "step_limit")
+    want.error = "a logging handler that does not count, run to max_steps (a livelock?)";
   if (!want.error.empty()) {
     Check out = failing("the host model cannot run this program: " + want.error);
     out.outside = true;

@@ -173,13 +173,15 @@ uint32_t log_skips(uint32_t code) {
 }
 
 // oracle.model.hostprog: a logging handler's lines after its label. Every warp
-// that enters counts the entry in its log (word 0 of its 64) and, with records,
-// stores what it sees in record n mod 4: %esr, %tgid, %gesr and the frame's words
-// 0 (resume PC), 4, 8 (exec), 20 (status), 24 (sp), 32 (PC-stack depth), 36
-// (cause), 40 (lane), 44 (address), 48 (space), 52 (raiser). The raising warp of
-// an exception then skips it: the frame's resume PC goes up by skip[code] (1 for
-// the exceptions, 0 for the others) times the frame's raiser word, so the
-// handler needs no branch and no warp's skip depends on another's tclear.
+// that enters counts the entry in its log (word 0 of its 64; the shrinker may
+// drop the count, and the fields then go to record 0) and stores the fields of
+// log_fields of what it sees in record n mod 4: %esr, %tgid, %gesr and
+// the frame's words 0 (resume PC), 4, 8 (exec), 20 (status), 24 (sp), 32
+// (PC-stack depth), 36 (cause), 40 (lane), 44 (address), 48 (space), 52
+// (raiser). With log_skip the raising warp of an exception then skips it: the
+// frame's resume PC goes up by skip[code] (1 for the exceptions, 0 for the
+// others) times the frame's raiser word, so the handler needs no branch and no
+// warp's skip depends on another's tclear.
 // With log_barrier the warps wait at a barrier first (bar.arrive). Every warp
 // clears the ESR; log_ret returns, log_pause pauses, and log_fault divides by
 // zero after counting (a double fault, trap.double).
@@ -187,42 +189,50 @@ std::vector<std::string> log_lines(const Program& p, Program::Handler h) {
   const std::string base = sreg(kHandlerScalar), n = sreg(kHandlerScalar + 1),
                     rec = sreg(kHandlerScalar + 2), t = sreg(kHandlerScalar + 3),
                     skip = sreg(kHandlerScalar + 4);
-  std::vector<std::string> out = {
-      "mov " + base + ", %gwarp",
-      "shl " + base + ", " + base + ", " + std::to_string(std::countr_zero(kLogWords * 4)),
-      "ld " + n + ", hlog[" + base + "]",
-      "add " + n + ", " + n + ", 1",
-      "st hlog[" + base + "], " + n,
-  };
-  if (h == Program::Handler::LogFault) {
+  const bool fault = h == Program::Handler::LogFault;
+  const bool records = !fault && (p.log_fields & kLogAllFields);
+  std::vector<std::string> out;
+  if (p.log_count || records) {
+    out.push_back("mov " + base + ", %gwarp");
+    out.push_back("shl " + base + ", " + base + ", " +
+                  std::to_string(std::countr_zero(kLogWords * 4)));
+  }
+  if (p.log_count) {
+    out.push_back("ld " + n + ", hlog[" + base + "]");
+    out.push_back("add " + n + ", " + n + ", 1");
+    out.push_back("st hlog[" + base + "], " + n);
+  }
+  if (fault) {
     out.push_back("div " + n + ", " + n + ", 0");  // div_zero in handler mode
     out.push_back("tret");                         // never reached
     return out;
   }
-  if (p.log_records) {
-    out.push_back("and " + rec + ", " + n + ", " + std::to_string(kLogRecords - 1));
-    out.push_back("mul " + rec + ", " + rec + ", " + std::to_string(4 * kLogFields));
-    out.push_back("add " + rec + ", " + rec + ", " + base);
-    uint32_t field = 0;
-    auto store = [&] {
-      out.push_back("st hlog[" + rec + "+" + std::to_string(4 + 4 * field++) + "], " + t);
-    };
-    for (const char* special : {"%esr", "%tgid", "%gesr"}) {
-      out.push_back("mov " + t + ", " + special);
-      store();
+  if (records) {
+    std::string at = base;  // record 0 without the count
+    if (p.log_count) {
+      out.push_back("and " + rec + ", " + n + ", " + std::to_string(kLogRecords - 1));
+      out.push_back("mul " + rec + ", " + rec + ", " + std::to_string(4 * kLogFields));
+      out.push_back("add " + rec + ", " + rec + ", " + base);
+      at = rec;
     }
-    for (int off : {0, 4, 8, 20, 24, 32, 36, 40, 44, 48, 52}) {
-      out.push_back("frame.ld " + t + ", " + std::to_string(off));
-      store();
+    // Field f at word 1 + f of the record, read from a special register or the frame.
+    static const char* const fields[kLogFields] = {
+        "%esr", "%tgid", "%gesr", "0", "4", "8", "20", "24", "32", "36", "40", "44", "48", "52"};
+    for (uint32_t f = 0; f < kLogFields; ++f) {
+      if (!((p.log_fields >> f) & 1)) continue;
+      out.push_back(std::string(fields[f][0] == '%' ? "mov " : "frame.ld ") + t + ", " + fields[f]);
+      out.push_back("st hlog[" + at + "+" + std::to_string(4 + 4 * f) + "], " + t);
     }
   }
   if (p.log_barrier) out.push_back("bar");
-  for (const std::string& l :
-       {"frame.ld " + t + ", 36", "and " + t + ", " + t + ", 255", "shl " + t + ", " + t + ", 2",
-        "ld " + skip + ", skip[" + t + "]", "frame.ld " + t + ", 52",
-        "mul " + skip + ", " + skip + ", " + t, "frame.ld " + t + ", 0",
-        "add " + t + ", " + t + ", " + skip, "frame.st 0, " + t, std::string("tclear")})
-    out.push_back(l);
+  if (p.log_skip)
+    for (const std::string& l :
+         {"frame.ld " + t + ", 36", "and " + t + ", " + t + ", 255", "shl " + t + ", " + t + ", 2",
+          "ld " + skip + ", skip[" + t + "]", "frame.ld " + t + ", 52",
+          "mul " + skip + ", " + skip + ", " + t, "frame.ld " + t + ", 0",
+          "add " + t + ", " + t + ", " + skip, "frame.st 0, " + t})
+      out.push_back(l);
+  out.push_back("tclear");
   out.push_back(h == Program::Handler::LogPause ? "tpause" : "tret");
   return out;
 }

@@ -71,6 +71,7 @@ inline constexpr uint32_t kCountLog = 1024;
 inline constexpr uint32_t kLogWords = 64;
 inline constexpr uint32_t kLogRecords = 4;
 inline constexpr uint32_t kLogFields = 14;
+inline constexpr uint32_t kLogAllFields = (1u << kLogFields) - 1;
 // The maximum step count host programs run with (`.max_steps`): they have no loop,
 // so a launch that gets there runs an event the handler skips over and over.
 inline constexpr uint64_t kHostMaxSteps = 20000;
@@ -310,10 +311,14 @@ struct Program {
     Software,
     SoftwareSource
   } region_form = RegionForm::Hardware;
-  // oracle.model.hostprog: the logging handlers store records (else only count
-  // entries); the vector tables `.vtable vtI f.., f..` (function indices, taken
-  // modulo the functions; none printed without functions); `.max_steps` (0: 1000000).
-  bool log_records = true;
+  // oracle.model.hostprog: the fields of its records the logging handlers store
+  // (bit f: field f, kLogAllFields all of them, 0 no record: they only count
+  // entries), and whether they skip the exceptions (the shrinker turns each off);
+  // the vector tables `.vtable vtI f.., f..` (function indices, taken modulo the
+  // functions; none printed without functions); `.max_steps` (0: 1000000).
+  uint32_t log_fields = kLogAllFields;
+  bool log_skip = true;
+  bool log_count = true;  // without: no count, and the fields go to record 0
   // The logging handlers that return or pause wait at a barrier before their
   // skip (bar.arrive in handler code: the join waits for them, trap.join).
   bool log_barrier = false;

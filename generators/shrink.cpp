@@ -155,10 +155,17 @@ std::vector<Program> simplifications(const Program& p) {
       p.handler == Program::Handler::MarkPc)
     with([](Program& q) { q.handler = Program::Handler::Return; });
   // oracle.model.hostprog: a logging handler that returns, one that only counts,
-  // fewer vector tables and entries, bind_tba of log_ret.
+  // one with fewer fields, one that skips nothing, fewer vector tables and
+  // entries, bind_tba of log_ret.
   if (p.handler == Program::Handler::LogPause || p.handler == Program::Handler::LogFault)
     with([](Program& q) { q.handler = Program::Handler::LogReturn; });
-  if (p.log_records && !log_labels(p).empty()) with([](Program& q) { q.log_records = false; });
+  if (!log_labels(p).empty()) {
+    if (p.log_fields) with([](Program& q) { q.log_fields = 0; });
+    for (uint32_t f = 0; f < kLogFields; ++f)
+      if ((p.log_fields >> f) & 1) with([f](Program& q) { q.log_fields &= ~(1u << f); });
+    if (p.log_skip) with([](Program& q) { q.log_skip = false; });
+    if (p.log_count) with([](Program& q) { q.log_count = false; });
+  }
   if (p.log_barrier) with([](Program& q) { q.log_barrier = false; });
   for (size_t t = p.vtables.size(); t-- > 0;) {
     with([t](Program& q) { q.vtables.erase(q.vtables.begin() + static_cast<std::ptrdiff_t>(t)); });
