@@ -41,10 +41,11 @@ void print_stats(const gen::FuzzResult& r) {
   for (const auto& [name, st] : r.stats)
     for (const auto& [k, n] : st.counters) all[k] += n;
   const std::pair<const char*, const char*> groups[] = {
-      {"kind:", "statement kinds"},         {"instr:", "instructions"},
-      {"operand:", "operand forms"},        {"launch:", "launch settings"},
-      {"status:", "outcome statuses"},      {"event:", "events"},
-      {"mutation:", "validator mutations"}, {"oracle:", "oracle counts"}};
+      {"kind:", "statement kinds"},  {"instr:", "instructions"},
+      {"operand:", "operand forms"}, {"launch:", "launch settings"},
+      {"host:", "host actions"},     {"status:", "outcome statuses"},
+      {"event:", "events"},          {"mutation:", "validator mutations"},
+      {"oracle:", "oracle counts"}};
   std::cout << "stats: constructs in the programs checked, over all invariants\n";
   for (const auto& [prefix, title] : groups) {
     std::cout << "  " << title << ":\n";
@@ -65,9 +66,21 @@ void print_stats(const gen::FuzzResult& r) {
       if (!m.count(k)) out += (out.empty() ? "" : ", ") + k.substr(k.find(':') + 1);
     return out.empty() ? std::string("none") : out;
   };
+  // Outcomes no generated program can have are named apart, with the reason.
+  auto reached = [&](const std::vector<std::string>& keys) {
+    std::vector<std::string> out;
+    for (const auto& k : keys)
+      if (!gen::unreachable_keys().count(k)) out.push_back(k);
+    return out;
+  };
   std::cout << "  never generated: instructions: " << never(gen::instruction_keys(), all)
             << "\n  never generated: statement kinds: " << never(gen::kind_keys(), all)
-            << "\n  never generated: operand forms: " << never(gen::operand_keys(), all) << "\n";
+            << "\n  never generated: operand forms: " << never(gen::operand_keys(), all)
+            << "\n  never reached: host actions: " << never(gen::host_action_keys(), all)
+            << "\n  never reached: outcome statuses: " << never(reached(gen::status_keys()), all)
+            << "\n  never reached: events: " << never(reached(gen::event_keys()), all) << "\n";
+  for (const auto& [k, why] : gen::unreachable_keys())
+    std::cout << "  excluded: " << k.substr(k.find(':') + 1) << ": " << why << "\n";
   for (const auto& [name, st] : r.stats)
     std::cout << "  " << name
               << ": instructions never generated: " << never(gen::instruction_keys(), st.counters)

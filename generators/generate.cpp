@@ -31,6 +31,8 @@ struct Ctx {
   bool region = false;
   bool strict = true;
   int shared_ready = 0;
+  // oracle.model.hostprog: a host program's statement (the host model's kinds).
+  bool host = false;
 };
 
 // Whether operands may be %exec (and s5): lanes communicate, and a strict
@@ -200,6 +202,39 @@ Kind choose_kind(const Ctx& c, int size) {
   return pick_weighted(kinds);
 }
 
+// A statement's kind in a host program (oracle.model.hostprog): code without a
+// mask stack or a backward branch (so the host model runs it), system calls,
+// vector calls, trap statements (in programs of several warps too: the model
+// follows the schedule), barriers and exchanges where every warp passes, calls,
+// exec narrowing and skips with exits of their active lanes inside, and main's
+// exec cleared.
+Kind choose_host_kind(const Ctx& c) {
+  const bool callable = c.fn == kMain ? c.nfunctions > 0 : c.fn + 1 < c.nfunctions;
+  const bool nest = c.depth < 2;
+  return pick_weighted({
+      {8, Kind::Alu},
+      {2, Kind::Select},
+      {c.input ? 1u : 0u, Kind::LoadInput},
+      {1, Kind::StoreScratch},
+      {1, Kind::LoadScratch},
+      {1, Kind::PredOp},
+      {1, Kind::Nop},
+      {2, Kind::ScalarAlu},
+      {1, Kind::ScalarLoad},
+      {c.bar_ok ? 3u : 0u, Kind::Barrier},
+      {c.bar_ok ? 1u : 0u, Kind::Exchange},
+      {4, Kind::Sys},
+      {4, Kind::VCall},
+      {callable ? 2u : 0u, Kind::Call},
+      {2, Kind::Trap},
+      {nest && c.narrow < 2 ? 1u : 0u, Kind::ExecNarrow},
+      {nest ? 2u : 0u, Kind::Skip},
+      {nest ? 1u : 0u, Kind::Jump},
+      {c.depth > 0 ? 4u : 0u, Kind::Exit},
+      {c.fn == kMain && c.depth == 0 ? 1u : 0u, Kind::ExecClear},
+  });
+}
+
 // A statement's kind inside a region's body (oracle.model.regions): lane-local
 // statements, scalar ALU statements and writes of the shared temporaries; beyond
 // the model (not strict) also statements whose effect depends on the mode.
@@ -250,7 +285,9 @@ Kind choose_region_kind(const Ctx& c, int size) {
 Gen<Stmt> statement(Ctx c, int size) {
   return g::exec([c, size] {
     Stmt s;
-    s.kind = c.region ? choose_region_kind(c, size) : choose_kind(c, size);
+    s.kind = c.host     ? choose_host_kind(c)
+             : c.region ? choose_region_kind(c, size)
+                        : choose_kind(c, size);
     // oracle.model.regions: a strict region's scalar results go to s13.
     s.region_scalar =
         c.region && c.strict && (s.kind == Kind::ScalarAlu || s.kind == Kind::ScalarLoad);
@@ -276,6 +313,10 @@ Gen<Stmt> statement(Ctx c, int size) {
         break;
       case Kind::Exit:
         s.cond = *condition(c);
+        if (c.host) {  // the active lanes: no branch (oracle.model.hostprog)
+          s.raw = true;
+          break;
+        }
         // Where every warp passes (bar_ok), sometimes a whole warp retires: a
         // barrier after it cannot complete (bar.exited, exec.status.deadlock).
         if (c.bar_ok && !c.o.shape_free &&
@@ -370,6 +411,18 @@ Gen<Stmt> statement(Ctx c, int size) {
       }
       case Kind::Skip:
         s.cond = *condition(c);
+        // oracle.model.hostprog: often on the warp's id, so that warps go different
+        // ways (one may exit before a barrier the others wait at).
+        if (c.host && *g::arbitrary<bool>()) {
+          s.cond.reuse = false;
+          s.cond.cmp = *g::element<std::string>("cmp.eq", "cmp.ne");
+          s.cond.a =
+              Operand{Operand::K::Special,
+                      static_cast<int32_t>(*g::element(isa::Special::Warp, isa::Special::GWarp)),
+                      Notation::Dec};
+          s.cond.b = Operand{Operand::K::Imm, *g::inRange(0, 3), Notation::Dec};
+          s.cond.negate = false;
+        }
         inner.bar_ok = false;
         s.body = *body(inner, size / 2);
         break;
@@ -396,8 +449,22 @@ Gen<Stmt> statement(Ctx c, int size) {
         s.body = *body(inner, size / 2);
         break;
       }
+      case Kind::Sys:  // trap.sys: the code an immediate or a uniform operand
+        s.a = *g::weightedOneOf<Operand>({{3, immediate()}, {1, uniform_operand(c)}});
+        break;
+      case Kind::VCall:  // trap.vector: mostly an entry of a table, sometimes past it
+        s.a = *g::weightedOneOf<Operand>(
+            {{4, g::map(g::inRange(0, 5),
+                        [](int v) {
+                          return Operand{Operand::K::Imm, v, Notation::Dec};
+                        })},
+             {1, uniform_operand(c)}});
+        break;
       case Kind::Trap:
         s.slot = *g::inRange(0, static_cast<int>(TrapKind::kCount));
+        // oracle.model.hostprog: the host model has no atomics.
+        if (c.host && s.slot >= static_cast<int>(TrapKind::AtomicLaneOut))
+          s.slot = *g::inRange(0, static_cast<int>(TrapKind::AtomicLaneOut));
         if (c.region && s.slot == static_cast<int>(TrapKind::AtomicWarpOut))  // wave.valid.watom
           s.slot = static_cast<int>(TrapKind::AtomicLaneOut);
         if (s.slot == static_cast<int>(TrapKind::AtomicLaneOut) ||
@@ -672,6 +739,176 @@ uint32_t call_need_body(const Program& p, const std::vector<Stmt>& b, int fn, ui
   return most;
 }
 
+// oracle.model.host: a host interrupt's step, core and code.
+syntax::HostStep interrupt_action(uint32_t cores) {
+  syntax::HostStep h;
+  h.kind = syntax::HostKind::Interrupt;
+  h.step = *g::weightedOneOf<uint64_t>(
+      {{2, g::inRange<uint64_t>(0, 64)}, {1, g::inRange<uint64_t>(0, 1024)}});
+  h.core = *g::weightedElement<bool>({{1, false}, {1, true}})
+               ? syntax::kAllCores
+               : *g::inRange<int32_t>(0, static_cast<int32_t>(cores));
+  h.code = *g::weightedOneOf<uint32_t>(
+      {{3, g::inRange<uint32_t>(0, 16)}, {1, g::inRange<uint32_t>(0, 1u << 24)}});
+  return h;
+}
+
+// oracle.model.hostprog: one to six actions of every kind, in step order: steps
+// below a horizon drawn per script (8 to 512), for all cores or one; interrupts
+// as oracle.model.host; bind_tba of a logging handler; bind_vtable of a declared
+// table; single_step on (two in three) or off; resume.
+std::vector<syntax::HostStep> host_script(const Program& p) {
+  std::vector<syntax::HostStep> out;
+  const int n = *g::weightedElement<int>({{1, 1}, {3, 2}, {3, 3}, {2, 4}, {1, 5}, {1, 6}});
+  const uint64_t horizon = *g::element<uint64_t>(8, 32, 128, 512);
+  const bool tables = !p.functions.empty() && !p.vtables.empty();
+  for (int i = 0; i < n; ++i) {
+    syntax::HostStep h = interrupt_action(p.cores);
+    h.kind =
+        *g::weightedElement<syntax::HostKind>({{4, syntax::HostKind::Interrupt},
+                                               {3, syntax::HostKind::SingleStep},
+                                               {3, syntax::HostKind::Resume},
+                                               {2, syntax::HostKind::BindTba},
+                                               {tables ? 3u : 0u, syntax::HostKind::BindVtable}});
+    h.step = *g::inRange<uint64_t>(0, horizon);
+    if (h.kind != syntax::HostKind::Interrupt) h.code = 0;
+    switch (h.kind) {
+      case syntax::HostKind::Interrupt:
+        break;
+      case syntax::HostKind::SingleStep:
+        h.on = *g::weightedElement<bool>({{2, true}, {1, false}});
+        break;
+      case syntax::HostKind::Resume:
+        break;
+      case syntax::HostKind::BindTba:
+        h.name =
+            log_label(*g::weightedElement<Program::Handler>({{4, Program::Handler::LogReturn},
+                                                             {2, Program::Handler::LogPause},
+                                                             {1, Program::Handler::LogFault}}));
+        break;
+      case syntax::HostKind::BindVtable:
+        h.core = syntax::kAllCores;  // trap.host.bind_vtable: every core
+        h.name = vtable_name(*g::inRange<size_t>(0, p.vtables.size()));
+        break;
+    }
+    out.push_back(h);
+  }
+  // Single-step turned off again: half the time an `on` is followed by an `off`
+  // for the same cores a few steps later, while a round may be open.
+  const size_t drawn = out.size();
+  for (size_t i = 0; i < drawn; ++i)
+    if (out[i].kind == syntax::HostKind::SingleStep && out[i].on && *g::arbitrary<bool>()) {
+      syntax::HostStep off = out[i];
+      off.on = false;
+      off.step += *g::inRange<uint64_t>(1, 24);
+      out.push_back(off);
+    }
+  // Half the scripts of a program with tables bind one before the first step, so
+  // that its vector calls mostly reach a table (trap.vector).
+  if (tables && *g::arbitrary<bool>()) {
+    syntax::HostStep h;
+    h.kind = syntax::HostKind::BindVtable;
+    h.name = vtable_name(*g::inRange<size_t>(0, p.vtables.size()));
+    out.insert(out.begin(), h);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.step < b.step; });
+  return out;
+}
+
+// oracle.model.hostprog: a host program. Small waves are preferred; several
+// workgroups and cores often (workgroup w runs on core w mod cores); main, the
+// functions and nested bodies hold only the host model's kinds; vector tables of
+// the functions; the logging handler installed at launch (or none), sometimes a
+// `.stack` with room for no frame or one, a small `.call_depth`, and a host
+// script where `interrupts` allows it.
+Program host_program(const Options& o, int size) {
+  Program p;
+  p.host_program = true;
+  std::vector<uint32_t> waves;  // each wave as often as its weight
+  for (uint32_t w : o.waves)
+    for (uint32_t k = 0; k < (w <= 8 ? 4u : w == 16 ? 2u : 1u); ++k) waves.push_back(w);
+  p.wave = waves.empty() ? 8 : *g::elementOf(waves);
+  auto fits = [&](size_t weight, uint32_t total) { return total <= o.max_warps ? weight : 0; };
+  if (o.multi_warp) {
+    p.workgroups = *g::weightedElement<uint32_t>({{2, 1}, {fits(3, 2), 2}, {fits(2, 3), 3}});
+    p.warps = *g::weightedElement<uint32_t>({{3, 1},
+                                             {fits(2, 2 * p.workgroups), 2},
+                                             {fits(1, 3 * p.workgroups), 3},
+                                             {fits(1, 4 * p.workgroups), 4}});
+    p.cores = *g::weightedElement<uint32_t>({{1, 1}, {2, 2}, {1, 3}});
+  }
+  if (o.random_policy && *g::weightedElement<bool>({{3, false}, {1, true}})) {
+    p.policy = "random";
+    p.seed = *g::inRange<uint64_t>(0, 1000);
+  } else {
+    p.policy = *g::element<std::string>("round_robin", "lowest_pc_first", "oldest_first");
+  }
+  p.nregs = *g::inRange(1, 5);
+  if (*g::arbitrary<bool>())
+    p.input = *g::container<std::vector<uint32_t>>(p.threads(), g::inRange<uint32_t>(0, 16));
+  p.line_end = *g::weightedElement<Program::LineEnd>(
+      {{4, Program::LineEnd::LF}, {1, Program::LineEnd::CRLF}, {1, Program::LineEnd::CR}});
+  const int nfunctions = o.calls ? *g::inRange(0, kMaxFunctions + 1) : 0;
+  Ctx c;
+  c.o = o;
+  c.host = true;
+  c.nregs = p.nregs;
+  c.input = !p.input.empty();
+  c.nfunctions = nfunctions;
+  c.traps = true;
+  c.wave = p.wave;
+  for (int f = 0; f < nfunctions; ++f) {
+    Ctx fc = c;
+    fc.fn = f;
+    fc.bar_ok = false;
+    p.functions.push_back(*body(fc, size / 3));
+  }
+  p.main = *body(c, size / 2);
+  // bar.exited: sometimes warp k of each workgroup retires early (a skip on
+  // `%warp` around a bare exit) before a barrier the others then wait at for ever.
+  if (p.warps > 1 && *g::weightedElement<bool>({{4, false}, {1, true}})) {
+    Stmt skip;
+    skip.kind = Kind::Skip;
+    skip.cond.cmp = "cmp.ne";
+    skip.cond.a =
+        Operand{Operand::K::Special, static_cast<int32_t>(isa::Special::Warp), Notation::Dec};
+    skip.cond.b = Operand{Operand::K::Imm, *g::inRange<int32_t>(0, static_cast<int32_t>(p.warps)),
+                          Notation::Dec};
+    skip.cond.pred = *g::inRange(0, 4);
+    Stmt exit;
+    exit.kind = Kind::Exit;
+    exit.raw = true;
+    skip.body.push_back(exit);
+    const size_t at = *g::inRange<size_t>(0, p.main.size() + 1);
+    p.main.insert(p.main.begin() + static_cast<std::ptrdiff_t>(at), skip);
+    Stmt bar;
+    bar.kind = Kind::Barrier;
+    p.main.insert(
+        p.main.begin() + static_cast<std::ptrdiff_t>(*g::inRange(at + 1, p.main.size() + 1)), bar);
+  }
+  if (nfunctions > 0) {
+    const int tables = *g::inRange(1, 3);
+    for (int t = 0; t < tables; ++t)
+      p.vtables.push_back(
+          *g::container<std::vector<int>>(*g::inRange<size_t>(1, 4), g::inRange(0, nfunctions)));
+  }
+  p.handler = *g::weightedElement<Program::Handler>({{3, Program::Handler::None},
+                                                     {5, Program::Handler::LogReturn},
+                                                     {2, Program::Handler::LogPause},
+                                                     {1, Program::Handler::LogFault}});
+  p.log_fields = *g::weightedElement<bool>({{5, true}, {1, false}}) ? kLogAllFields : 0;
+  p.log_barrier = *g::weightedElement<bool>({{3, false}, {1, true}});
+  // trap.frame.room: no room for a frame, or for exactly one.
+  if (*g::weightedElement<bool>({{7, false}, {1, true}}))
+    p.stack = *g::element<uint32_t>(16, 32, 48, 64);
+  if (*g::weightedElement<bool>({{3, false}, {1, true}}))
+    p.call_depth = *g::inRange<uint32_t>(1, 4);
+  p.max_steps = kHostMaxSteps;
+  if (o.interrupts) p.host = host_script(p);
+  return p;
+}
+
 }  // namespace
 
 uint32_t mask_need(const Program& p) {
@@ -710,6 +947,8 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
   o.shape_free = invariant.shape_free;
   if (o.shape_free) o.communicate = false;
   o.modesel_safe = invariant.modesel_safe;
+  o.host_share = invariant.host_share;
+  o.spin_share = invariant.spin_share;
   if (o.modesel_safe) {
     o.communicate = false;
     o.raw = false;
@@ -727,7 +966,12 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
                     caps->features.count("bar");
     // The trap chapter's instructions and directives only for a runner with the
     // trap feature, host scripts only with the host extra (trap.host.toml).
-    if (!caps->features.count("trap")) o.sys = false, o.handler_share = 0;
+    if (!caps->features.count("trap")) {
+      o.sys = false, o.handler_share = 0;
+      // An invariant whose every program is a host program keeps them: a runner
+      // without the feature finds every program unsupported, and says so.
+      if (o.host_share < 4) o.host_share = 0;
+    }
     if (!caps->extras.count("host")) o.interrupts = false;
     // Raw primitive forms only for a runner that takes every branch primitive.
     if (!caps->all_instructions)
@@ -745,6 +989,9 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
                          (caps->all_instructions || (caps->instructions.count("subv.begin") &&
                                                      caps->instructions.count("subv.end")));
     if (!regions && o.region_share < 4) o.region_share = 0;
+    // oracle.gen.capabilities: host programs run scalar statements, barriers and
+    // SLM exchanges, as communicating statements do (where they are a share).
+    if (!o.communicate && o.host_share < 4) o.host_share = 0;
   }
   return o;
 }
@@ -753,6 +1000,7 @@ rc::Gen<Program> program(const Options& o) {
   return g::withSize([o](int size) {
     return g::resize(
         rc::kNominalSize, g::exec([o, size] {
+          if (o.host_share >= 4) return host_program(o, size);
           Program p;
           if (!o.shapes.empty()) {
             // oracle.model.regions: one of the mixed-wave-size launch shapes.
@@ -882,18 +1130,7 @@ rc::Gen<Program> program(const Options& o) {
             // oracle.model.host: one to three interrupts at steps from the start.
             if (o.interrupts && *g::arbitrary<bool>()) {
               const int n = *g::inRange(1, 4);
-              for (int i = 0; i < n; ++i) {
-                syntax::HostStep h;
-                h.kind = syntax::HostKind::Interrupt;
-                h.step = *g::weightedOneOf<uint64_t>(
-                    {{2, g::inRange<uint64_t>(0, 64)}, {1, g::inRange<uint64_t>(0, 1024)}});
-                h.core = *g::weightedElement<bool>({{1, false}, {1, true}})
-                             ? syntax::kAllCores
-                             : *g::inRange<int32_t>(0, static_cast<int32_t>(p.cores));
-                h.code = *g::weightedOneOf<uint32_t>(
-                    {{3, g::inRange<uint32_t>(0, 16)}, {1, g::inRange<uint32_t>(0, 1u << 24)}});
-                p.host.push_back(h);
-              }
+              for (int i = 0; i < n; ++i) p.host.push_back(interrupt_action(p.cores));
               std::stable_sort(p.host.begin(), p.host.end(),
                                [](const auto& a, const auto& b) { return a.step < b.step; });
             }
@@ -911,6 +1148,20 @@ rc::Gen<Program> program(const Options& o) {
             if ((p.mask_depth ? p.mask_depth : 32) < need && !overflow_meant)
               p.mask_depth = need == 32 ? 0 : need;
           }
+          // Version 6: drawn after everything above, so that a program with neither
+          // is the version 5 program of its seed. oracle.model.spin: a spin at the
+          // end of main (raw: no mask-stack entry the depths above did not count;
+          // no barrier: a warp may have retired), not under `random`.
+          if (o.spin_share && *g::inRange<uint32_t>(0, 4) < o.spin_share && p.policy != "random") {
+            Stmt s;
+            s.kind = Kind::Spin;
+            s.raw = true;
+            s.body = *spin_body(c, false);
+            p.main.push_back(std::move(s));
+          }
+          // oracle.model.hostprog
+          if (o.host_share && *g::inRange<uint32_t>(0, 4) < o.host_share)
+            return host_program(o, size);
           return p;
         }));
   });

@@ -62,10 +62,19 @@ struct Options {
   // oracle.invariant.modesel: no primitive forms (a top-level label would start a
   // segment) and scalar loads of `in` only (the last segment stores to `out`).
   bool modesel_safe = false;
+  // oracle.model.hostprog: of 4 programs, how many are host programs (with a host
+  // script of every action kind where `interrupts` allows scripts). Drawn after
+  // everything else, so a program that is not one is the version 5 program of its
+  // seed; 4 generates host programs only.
+  uint32_t host_share = 0;
+  // oracle.model.spin: of 4 programs (not under `random`, where a spin never ends
+  // livelock), how many end main with a spin (raw, without barriers; exits stay
+  // allowed). Drawn after everything but host programs.
+  uint32_t spin_share = 0;
 };
 
 // The generator version, recorded in the origin of regression files.
-inline constexpr int kGeneratorVersion = 5;
+inline constexpr int kGeneratorVersion = 6;
 
 // oracle.model.regions: the (wave, simd) pairs of mixed-wave-size programs.
 const std::vector<std::pair<uint32_t, uint32_t>>& region_shapes();

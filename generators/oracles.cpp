@@ -7,6 +7,7 @@
 #include "exec/machine.h"
 #include "generate.h"
 #include "host/host.h"
+#include "host_model.h"
 #include "isa/isa.h"
 #include "passes/modesel.h"
 #include "reference.h"
@@ -596,10 +597,14 @@ uint64_t mix(uint64_t& state) {
 
 std::string describe(const std::vector<syntax::HostStep>& script) {
   std::string out;
-  for (const auto& h : script)
-    out += (out.empty() ? "" : ", ") + std::to_string(h.step) + " (core " +
-           (h.core == syntax::kAllCores ? std::string("all") : std::to_string(h.core)) + ", code " +
-           std::to_string(h.code) + ")";
+  for (const auto& h : script) {
+    out += (out.empty() ? "" : ", ") + std::string(syntax::host_kind_name(h.kind)) + " at " +
+           std::to_string(h.step) + " (core " +
+           (h.core == syntax::kAllCores ? std::string("all") : std::to_string(h.core));
+    if (h.kind == syntax::HostKind::Interrupt) out += ", code " + std::to_string(h.code);
+    if (h.kind == syntax::HostKind::SingleStep) out += h.on ? ", on" : ", off";
+    out += ")";
+  }
   return out;
 }
 
@@ -723,6 +728,38 @@ Check all_or_none(const Program& p, const std::string& text, OracleContext&) {
   c.expected = runners::to_model(m.outcome());
   if (!problem.empty()) return c.ok = false, c.message = problem, c;
   status_as_intended(p, c.expected->status, "the program", c);
+  return c;
+}
+
+// oracle.invariant.host_script: the implementation (the reference, or --runner)
+// against the host model, a second semantics of the trap chapter that follows the
+// schedule step by step (host_model.h).
+Check host_script(const Program& p, const std::string& text, OracleContext& ctx) {
+  Check c;
+  auto loaded = load(text, c, p.host);
+  if (!loaded) return c;
+  c.host = p.host;
+  HostModelResult want = run_host_model(*loaded->program);
+  // The model does not detect livelock: a host program has no loop, and its
+  // logging handlers count every entry, so its state never repeats. A shrinking
+  // candidate whose handlers do not count may repeat it at max_steps.
+  if (want.error.empty() && !p.log_count && want.outcome.status == "step_limit")
+    want.error = "a logging handler that does not count, run to max_steps (a livelock?)";
+  if (!want.error.empty()) {
+    Check out = failing("the host model cannot run this program: " + want.error);
+    out.outside = true;
+    return out;
+  }
+  c.expected = want.outcome;
+  std::optional<model::Outcome> got = run_implementation(*loaded, text, ctx, c, p.host);
+  if (!got) return c;
+  std::string d = outcome_difference(want.outcome, *got, p, "the host model");
+  // The step count says where each host action landed (trap.host): the reference
+  // reports it; the protocol's is informational.
+  if (d.empty() && !ctx.runner && got->steps != want.outcome.steps)
+    d = "it ends after " + std::to_string(got->steps) + " steps, the host model says " +
+        std::to_string(want.outcome.steps);
+  if (!d.empty()) c.ok = false, c.message = d;
   return c;
 }
 
@@ -1161,15 +1198,26 @@ Check trap_transparency_with(const Program& p, const Program& with, OracleContex
   // The outcome the interrupted program must have: the uninterrupted one.
   c.expected = runners::to_model(ref);
   if (!status_as_intended(plain, c.expected->status, "the uninterrupted program", c)) return c;
-  // One to three interrupts (trap.host.interrupt) at steps of the run, for all
-  // cores or one, chosen from the seed; steps in order (trap.host).
+  // One to three actions at steps of the run, for all cores or one, chosen from
+  // the seed; steps in order (trap.host): interrupts (trap.host.interrupt), half
+  // the time; else single-step on or off (trap.host.single_step: every round ends
+  // in an entry of the handler, which returns) or a resume request
+  // (trap.host.resume: no warp pauses, so it resumes none). Single-step only
+  // where the run completes: a warp waiting at a barrier that cannot complete is
+  // unwound by each round's trap and arrives again, for ever (trap.entry).
   uint64_t state = ctx.seed;
   std::vector<syntax::HostStep> script(1 + mix(state) % 3);
+  const bool stepping = ref.status == exec::Status::Completed;
   for (auto& h : script) {
-    h.kind = syntax::HostKind::Interrupt;
+    const uint64_t kind = mix(state) % 6;
+    h.kind = kind < 3               ? syntax::HostKind::Interrupt
+             : kind < 5 && stepping ? syntax::HostKind::SingleStep
+                                    : syntax::HostKind::Resume;
+    h.on = kind == 3;
     h.step = ref.steps ? mix(state) % ref.steps : 0;
     h.core = mix(state) % 2 ? syntax::kAllCores : static_cast<int32_t>(mix(state) % p.cores);
-    h.code = static_cast<uint32_t>(mix(state) % 4 ? mix(state) % 16 : mix(state) % (1u << 24));
+    if (h.kind == syntax::HostKind::Interrupt)
+      h.code = static_cast<uint32_t>(mix(state) % 4 ? mix(state) % 16 : mix(state) % (1u << 24));
   }
   std::stable_sort(script.begin(), script.end(),
                    [](const auto& x, const auto& y) { return x.step < y.step; });
@@ -1182,17 +1230,16 @@ Check trap_transparency_with(const Program& p, const Program& with, OracleContex
   if (!b) return c;
   c.regression_text = text;
   c.host = script;
-  c.counts["oracle:interrupts"] = script.size();
+  c.counts["oracle:host-actions"] = script.size();
   std::optional<model::Outcome> want =
       ctx.runner ? run_implementation(*a, plain_text, ctx, c) : c.expected;
   if (!want) return c;
   std::optional<model::Outcome> got = run_implementation(*b, text, ctx, c, script);
   if (!got) return c;
-  // The handler's steps show that an interrupt was taken (the reference's counts).
+  // The handler's steps show that an entry was taken (the reference's counts).
   if (!ctx.runner) c.counts["oracle:runs-with-entries"] = got->steps > want->steps ? 1 : 0;
-  std::string d = outcome_difference(*want, *got, p, "the run without interrupts");
-  if (!d.empty())
-    c.ok = false, c.message = "with interrupts at steps " + describe(script) + ": " + d;
+  std::string d = outcome_difference(*want, *got, p, "the run without a host script");
+  if (!d.empty()) c.ok = false, c.message = "with the host actions " + describe(script) + ": " + d;
   return c;
 }
 
@@ -1235,12 +1282,14 @@ const std::vector<Invariant>& invariants() {
        .region_share = 1,
        .region_strict = false},
       {.name = "snapshot",
-       .clauses = {"exec.snapshot"},
+       .clauses = {"exec.snapshot", "exec.livelock"},
        .check = snapshot,
        .handler_share = 1,
        .interrupts = true,
        .region_share = 1,
-       .region_strict = false},
+       .region_strict = false,
+       .host_share = 1,
+       .spin_share = 1},
       {.name = "expansion",
        .clauses = {"branch.struct.expand"},
        .check = expansion,
@@ -1276,7 +1325,8 @@ const std::vector<Invariant>& invariants() {
        .spin = true},
       {.name = "validator", .clauses = {"valid.report"}, .check = validator_oracle},
       {.name = "trap-transparency",
-       .clauses = {"trap.interrupt", "trap.host.interrupt", "trap.entry", "trap.context",
+       .clauses = {"trap.interrupt", "trap.host.interrupt", "trap.single_step",
+                   "trap.host.single_step", "trap.host.resume", "trap.entry", "trap.context",
                    "trap.resume"},
        .check = trap_transparency,
        .traps = false,
@@ -1298,7 +1348,16 @@ const std::vector<Invariant>& invariants() {
        .interrupts = true,
        .trap_always = true,
        .region_share = 1,
-       .region_strict = false},
+       .region_strict = false,
+       .host_share = 1},
+      {.name = "host-script",
+       .clauses = {"trap.host", "trap.boundary", "trap.entry", "trap.frame", "trap.join",
+                   "trap.pause", "trap.host.resume", "trap.single_step", "trap.vector",
+                   "trap.paused"},
+       .check = host_script,
+       .runner_optional = true,
+       .interrupts = true,
+       .host_share = 4},
       {.name = "mode-equivalence",
        .clauses = {"wave.enter", "wave.exit", "wave.union", "wave.scalar", "wave.shared"},
        .check = mode_equivalence,
@@ -1339,7 +1398,8 @@ const std::vector<Invariant>& invariants() {
        .handler_share = 1,
        .interrupts = true,
        .region_share = 1,
-       .region_strict = false},
+       .region_strict = false,
+       .host_share = 1},
   };
   return all;
 }

@@ -92,6 +92,10 @@ struct Invariant {
   // transform (wave.modesel.safe): lane-local, no primitive forms or jumps, scalar
   // loads of `in` only.
   bool modesel_safe = false;
+  // oracle.model.hostprog: of 4 programs, how many are host programs.
+  uint32_t host_share = 0;
+  // oracle.model.spin: of 4 programs, how many end in a spin (exits allowed).
+  uint32_t spin_share = 0;
 };
 
 // The status a generated program is meant to end with (oracle.invariant.status):
@@ -137,7 +141,8 @@ Check modesel_with(const Program& p, const ModeselPass& pass, OracleContext& ctx
 
 // sequential, structured, scheduler, snapshot, expansion, roundtrip, atomic-broadcast,
 // atomic-count, policy, livelock, validator, trap-transparency, trap-record,
-// all-or-none, mode-equivalence, wave-equivalence, software-loop, modesel, differential.
+// all-or-none, host-script, mode-equivalence, wave-equivalence, software-loop, modesel,
+// differential.
 const std::vector<Invariant>& invariants();
 const Invariant* find_invariant(const std::string& name);
 

@@ -64,7 +64,8 @@ std::string_view kind_name(Kind k) {
       "shfl_xor",     "readlane",   "ballot",      "vote",          "shared_store", "shared_load",
       "exchange",     "scalar_alu", "pred_op",     "scalar_load",   "skip",         "jump",
       "counted_loop", "recurse",    "exec_narrow", "barrier",       "nop",          "trap",
-      "spin",         "atomic",     "sys",         "region",        "shared_alu"};
+      "spin",         "atomic",     "sys",         "region",        "shared_alu",   "vcall",
+      "exec_clear"};
   static_assert(std::size(names) == static_cast<size_t>(Kind::kCount));
   return names[static_cast<size_t>(k)];
 }
@@ -159,6 +160,83 @@ bool is_unary(const std::string& op) {
   return op == "mov" || op == "not" || op == "popc";
 }
 
+// oracle.model.hostprog: the logging handler of a label, and what it adds to the
+// raising warp's resume PC for an event code: 1 for the exceptions (codes 1-10, 15,
+// 16: the instruction committed nothing, trap.entry), 0 for the others.
+Program::Handler log_kind(const std::string& label) {
+  return label == "log_pause"   ? Program::Handler::LogPause
+         : label == "log_fault" ? Program::Handler::LogFault
+                                : Program::Handler::LogReturn;
+}
+uint32_t log_skips(uint32_t code) {
+  return (code >= 1 && code <= 10) || code == 15 || code == 16 ? 1 : 0;
+}
+
+// oracle.model.hostprog: a logging handler's lines after its label. Every warp
+// that enters counts the entry in its log (word 0 of its 64; the shrinker may
+// drop the count, and the fields then go to record 0) and stores the fields of
+// log_fields of what it sees in record n mod 4: %esr, %tgid, %gesr and
+// the frame's words 0 (resume PC), 4, 8 (exec), 20 (status), 24 (sp), 32
+// (PC-stack depth), 36 (cause), 40 (lane), 44 (address), 48 (space), 52
+// (raiser). With log_skip the raising warp of an exception then skips it: the
+// frame's resume PC goes up by skip[code] (1 for the exceptions, 0 for the
+// others) times the frame's raiser word, so the handler needs no branch and no
+// warp's skip depends on another's tclear.
+// With log_barrier the warps wait at a barrier first (bar.arrive). Every warp
+// clears the ESR; log_ret returns, log_pause pauses, and log_fault divides by
+// zero after counting (a double fault, trap.double).
+std::vector<std::string> log_lines(const Program& p, Program::Handler h) {
+  const std::string base = sreg(kHandlerScalar), n = sreg(kHandlerScalar + 1),
+                    rec = sreg(kHandlerScalar + 2), t = sreg(kHandlerScalar + 3),
+                    skip = sreg(kHandlerScalar + 4);
+  const bool fault = h == Program::Handler::LogFault;
+  const bool records = !fault && (p.log_fields & kLogAllFields);
+  std::vector<std::string> out;
+  if (p.log_count || records) {
+    out.push_back("mov " + base + ", %gwarp");
+    out.push_back("shl " + base + ", " + base + ", " +
+                  std::to_string(std::countr_zero(kLogWords * 4)));
+  }
+  if (p.log_count) {
+    out.push_back("ld " + n + ", hlog[" + base + "]");
+    out.push_back("add " + n + ", " + n + ", 1");
+    out.push_back("st hlog[" + base + "], " + n);
+  }
+  if (fault) {
+    out.push_back("div " + n + ", " + n + ", 0");  // div_zero in handler mode
+    out.push_back("tret");                         // never reached
+    return out;
+  }
+  if (records) {
+    std::string at = base;  // record 0 without the count
+    if (p.log_count) {
+      out.push_back("and " + rec + ", " + n + ", " + std::to_string(kLogRecords - 1));
+      out.push_back("mul " + rec + ", " + rec + ", " + std::to_string(4 * kLogFields));
+      out.push_back("add " + rec + ", " + rec + ", " + base);
+      at = rec;
+    }
+    // Field f at word 1 + f of the record, read from a special register or the frame.
+    static const char* const fields[kLogFields] = {
+        "%esr", "%tgid", "%gesr", "0", "4", "8", "20", "24", "32", "36", "40", "44", "48", "52"};
+    for (uint32_t f = 0; f < kLogFields; ++f) {
+      if (!((p.log_fields >> f) & 1)) continue;
+      out.push_back(std::string(fields[f][0] == '%' ? "mov " : "frame.ld ") + t + ", " + fields[f]);
+      out.push_back("st hlog[" + at + "+" + std::to_string(4 + 4 * f) + "], " + t);
+    }
+  }
+  if (p.log_barrier) out.push_back("bar");
+  if (p.log_skip)
+    for (const std::string& l :
+         {"frame.ld " + t + ", 36", "and " + t + ", " + t + ", 255", "shl " + t + ", " + t + ", 2",
+          "ld " + skip + ", skip[" + t + "]", "frame.ld " + t + ", 52",
+          "mul " + skip + ", " + skip + ", " + t, "frame.ld " + t + ", 0",
+          "add " + t + ", " + t + ", " + skip, "frame.st 0, " + t})
+      out.push_back(l);
+  out.push_back("tclear");
+  out.push_back(h == Program::Handler::LogPause ? "tpause" : "tret");
+  return out;
+}
+
 // oracle.model.handler: the handler's lines after its label; a line ending in
 // ':' is a label. The recording handler: the raising warp (%esr not 0) counts
 // the event in its log and records it (while the log has room), skips an
@@ -205,6 +283,10 @@ std::vector<std::string> handler_lines(const Program& p) {
       for (const char* l : {"tclear", "trap_mark_leave:", "tret"}) out.push_back(l);
       return out;
     }
+    case Program::Handler::LogReturn:
+    case Program::Handler::LogPause:
+    case Program::Handler::LogFault:
+      return log_lines(p, p.handler);
     case Program::Handler::Record:
       break;
   }
@@ -277,9 +359,23 @@ class Printer {
     if (p.vshared) out_ += ".vshared " + std::to_string(kSharedBase) + "\n";  // wave.shared
     // Generated programs run well under this; a faulty implementation that runs
     // away is stopped quickly (oracle.model.print).
-    out_ += ".max_steps 1000000\n";
+    out_ += ".max_steps " + std::to_string(p.max_steps ? p.max_steps : 1000000) + "\n";
     const std::string handler = handler_label(p);
     if (!handler.empty()) out_ += ".handler " + handler + "\n";
+    // oracle.model.hostprog: the logging handlers a bind_tba may install, and the
+    // vector tables (trap.install, trap.vector).
+    const std::vector<std::string> logs = log_labels(p);
+    for (const std::string& l : logs)
+      if (l != handler) out_ += ".handler_entry " + l + "\n";
+    if (!p.functions.empty())
+      for (size_t t = 0; t < p.vtables.size(); ++t) {
+        if (p.vtables[t].empty()) continue;
+        out_ += ".vtable " + vtable_name(t);
+        for (size_t e = 0; e < p.vtables[t].size(); ++e)
+          out_ += (e ? ", f" : " f") + std::to_string(std::max(0, p.vtables[t][e]) %
+                                                      static_cast<int>(p.functions.size()));
+        out_ += "\n";
+      }
     const bool exchange = uses(p, Kind::Exchange);
     const bool shared =
         uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad) || uses(p, Kind::Atomic);
@@ -310,6 +406,13 @@ class Printer {
     if (p.handler == Program::Handler::Record || p.handler == Program::Handler::Mark ||
         p.handler == Program::Handler::MarkPc)
       out_ += ".buffer trec u32[warps * workgroups * " + std::to_string(kRecordWords) + "] out\n";
+    if (!logs.empty()) {
+      out_ += ".buffer hlog u32[warps * workgroups * " + std::to_string(kLogWords) + "] out\n";
+      out_ += ".buffer skip u32[32] in =";  // 1 for the exceptions (trap.events)
+      for (uint32_t code = 0; code < 32; ++code)
+        out_ += (code ? ", " : " ") + std::to_string(log_skips(code));
+      out_ += "\n";
+    }
     if (p.warps * p.workgroups == 1) {
       line("shl v1, %lane, 2");
     } else {
@@ -355,6 +458,11 @@ class Printer {
         else
           line(l);
       }
+    }
+    for (const std::string& l : logs) {
+      if (l == handler) continue;
+      label(l);
+      for (const std::string& t : log_lines(p, log_kind(l))) line(t);
     }
     if (layout_) layout_->size = pc_;
     if (p.line_end == Program::LineEnd::LF) return out_;
@@ -758,6 +866,12 @@ class Printer {
       case Kind::Sys:
         line("sys " + opnd(s.a), &s);
         break;
+      case Kind::VCall:  // trap.vector
+        line("vcall " + opnd(s.a), &s);
+        break;
+      case Kind::ExecClear:  // state.special.exec: no lane stays active
+        line("mov %exec, 0", &s);
+        break;
       case Kind::Region:
         region(s, fn, dep);
         break;
@@ -963,8 +1077,37 @@ std::string handler_label(const Program& p) {
     case Program::Handler::Mark:
     case Program::Handler::MarkPc:
       return "trap_mark";
+    case Program::Handler::LogReturn:
+    case Program::Handler::LogPause:
+    case Program::Handler::LogFault:
+      return log_label(p.handler);
   }
   return "";
+}
+
+std::string log_label(Program::Handler h) {
+  return h == Program::Handler::LogPause   ? "log_pause"
+         : h == Program::Handler::LogFault ? "log_fault"
+                                           : "log_ret";
+}
+
+std::vector<std::string> log_labels(const Program& p) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& l) {
+    if (std::find(out.begin(), out.end(), l) == out.end()) out.push_back(l);
+  };
+  if (p.handler == Program::Handler::LogReturn || p.handler == Program::Handler::LogPause ||
+      p.handler == Program::Handler::LogFault)
+    add(log_label(p.handler));
+  for (const auto& h : p.host)
+    if (h.kind == syntax::HostKind::BindTba &&
+        (h.name == "log_ret" || h.name == "log_pause" || h.name == "log_fault"))
+      add(h.name);
+  return out;
+}
+
+std::string vtable_name(size_t i) {
+  return "vt" + std::to_string(i);
 }
 
 std::vector<std::string> buffer_names(const Program& p) {
@@ -982,6 +1125,10 @@ std::vector<std::string> buffer_names(const Program& p) {
   if (p.handler == Program::Handler::Record || p.handler == Program::Handler::Mark ||
       p.handler == Program::Handler::MarkPc)
     out.push_back("trec");
+  if (!log_labels(p).empty()) {
+    out.push_back("hlog");
+    out.push_back("skip");
+  }
   return out;
 }
 
@@ -1079,6 +1226,7 @@ std::vector<const Operand*> operands_read(const Stmt& s) {
     case Kind::StoreScratch:
     case Kind::Exchange:
     case Kind::Sys:
+    case Kind::VCall:
       out.push_back(&s.a);
       break;
     case Kind::If:
@@ -1227,7 +1375,7 @@ Program without_regions(const Program& p) {
 }
 
 bool raises(const Program& p) {
-  return uses(p, Kind::Trap) || uses(p, Kind::Sys);
+  return uses(p, Kind::Trap) || uses(p, Kind::Sys) || uses(p, Kind::VCall);
 }
 
 bool uses_counters(const Program& p) {
@@ -1262,6 +1410,8 @@ bool communicating(Kind k) {
     case Kind::Trap:
     case Kind::Sys:
     case Kind::Spin:
+    case Kind::VCall:
+    case Kind::ExecClear:
       return true;
     default:
       return false;

@@ -64,6 +64,17 @@ inline constexpr int kCountOld = 60;
 inline constexpr int kCountScalar = 56;
 // Entries of each log; old values at or above it all land in the last word.
 inline constexpr uint32_t kCountLog = 1024;
+// The logging handlers of host programs (Program::Handler::Log*, oracle.model.hostprog):
+// scratch registers s48-s52; the log `hlog`, kLogWords words per global warp: word
+// 0 the entries the warp took part in, then kLogRecords records of kLogFields
+// words, entry n (from 1) in record n mod kLogRecords; the table `skip`.
+inline constexpr uint32_t kLogWords = 64;
+inline constexpr uint32_t kLogRecords = 4;
+inline constexpr uint32_t kLogFields = 14;
+inline constexpr uint32_t kLogAllFields = (1u << kLogFields) - 1;
+// The maximum step count host programs run with (`.max_steps`): they have no loop,
+// so a launch that gets there runs an event the handler skips over and over.
+inline constexpr uint64_t kHostMaxSteps = 20000;
 // The recording trap handler (Program::Handler::Record, oracle.model.handler): its
 // scalar scratch registers s48-s51 and predicate p11, which no statement uses; its
 // log buffer `trec`, kRecordWords words per global warp: word 0 the number of
@@ -193,6 +204,10 @@ enum class Kind : uint8_t {
   // Version 5 (oracle.model.regions):
   Region,     // subv.begin; body; subv.end   (top level of main only)
   SharedAlu,  // op v(64 + slot), a[, b]: a write of a shared temporary
+  // Version 6 (oracle.model.hostprog):
+  VCall,      // vcall A (A uniform): entry A of the bound vector table (trap.vector)
+  ExecClear,  // mov %exec, 0: the epilogue's stores and exit act on no lane, and
+              // the warp runs on past main's exit (event.pc_range)
   kCount
 };
 std::string_view kind_name(Kind k);
@@ -261,13 +276,19 @@ struct Program {
   // stores its cause word and its view of the global ESR at the head of its log
   // and returns; nothing is skipped. MarkPc: the cause word and the frame's
   // resume PC (word 2) instead.
+  // LogReturn, LogPause, LogFault: the logging handlers of host programs
+  // (oracle.model.hostprog), installed at launch; a host script's bind_tba may name
+  // any of their labels (log_ret, log_pause, log_fault) whatever `handler` is.
   enum class Handler : uint8_t {
     None,
     Record,
     Return,
     Custom,
     Mark,
-    MarkPc
+    MarkPc,
+    LogReturn,
+    LogPause,
+    LogFault
   } handler = Handler::None;
   std::string handler_code;  // Custom: the handler's lines, after its label `trap_custom`
   // `.stack` (state.memory.stack), 0 for the default. Below 64 no frame fits, so
@@ -290,6 +311,20 @@ struct Program {
     Software,
     SoftwareSource
   } region_form = RegionForm::Hardware;
+  // oracle.model.hostprog: the fields of its records the logging handlers store
+  // (bit f: field f, kLogAllFields all of them, 0 no record: they only count
+  // entries), and whether they skip the exceptions (the shrinker turns each off);
+  // the vector tables `.vtable vtI f.., f..` (function indices, taken modulo the
+  // functions; none printed without functions); `.max_steps` (0: 1000000).
+  uint32_t log_fields = kLogAllFields;
+  bool log_skip = true;
+  bool log_count = true;  // without: no count, and the fields go to record 0
+  // The logging handlers that return or pause wait at a barrier before their
+  // skip (bar.arrive in handler code: the join waits for them, trap.join).
+  bool log_barrier = false;
+  std::vector<std::vector<int>> vtables;
+  uint64_t max_steps = 0;
+  bool host_program = false;  // generated as a host program (it prints nothing)
   std::vector<Stmt> main;
   std::vector<std::vector<Stmt>> functions;
   bool operator==(const Program&) const = default;
@@ -363,6 +398,13 @@ int call_target(const Program& p, int fn, const Stmt& s);
 
 // The handler's entry label and lines (oracle.model.handler), "" for None.
 std::string handler_label(const Program& p);
+// oracle.model.hostprog: the label of a logging handler (LogReturn, LogPause,
+// LogFault), and the labels print(p) defines: the installed one and every one a
+// bind_tba of its host script names, in that order.
+std::string log_label(Program::Handler h);
+std::vector<std::string> log_labels(const Program& p);
+// The name of vector table i (`vt0`, `vt1`, ...).
+std::string vtable_name(size_t i);
 // The names of the buffers print(p) declares, in declaration order (their index
 // is the space of memory events, trap.frame).
 std::vector<std::string> buffer_names(const Program& p);

@@ -539,6 +539,26 @@ std::vector<Mutation> mutations(const std::string& text) {
     syntax::Stmt brk = keyword(StmtKind::Break);
     add("break-outside-loops", "valid.struct.loopctl", insert(ast, first_instr(ast), {brk}));
   }
+  // trap.valid.mode: a handler-only instruction at the entry (user code), and a
+  // user-only one in a handler appended after all user code (`.handler` at a
+  // label of its own, then the instruction, then `tret`).
+  if (!ex.handler.value && ex.handler_entries.empty()) {
+    syntax::Operand zero;
+    zero.value.file = RegFile::Imm;
+    for (auto [op, name] : {std::pair{isa::Op::TRet, "tret-in-user-code"},
+                            std::pair{isa::Op::TClear, "tclear-in-user-code"}})
+      add(name, "trap.valid.mode", insert(ex, entry, {instr(op)}));
+    for (auto [op, name] : {std::pair{isa::Op::VCall, "vcall-in-handler-code"},
+                            std::pair{isa::Op::Sys, "sys-in-handler-code"},
+                            std::pair{isa::Op::Exit, "exit-in-handler-code"}}) {
+      syntax::Program q = ex;
+      q.handler.value = "mutant_handler";
+      q.stmts.push_back(label("mutant_handler"));
+      q.stmts.push_back(op == isa::Op::Exit ? instr(op) : instr(op, {zero}));
+      q.stmts.push_back(instr(isa::Op::TRet));
+      add(name, "trap.valid.mode", q);
+    }
+  }
   return out;
 }
 

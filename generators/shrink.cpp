@@ -154,6 +154,26 @@ std::vector<Program> simplifications(const Program& p) {
   if (p.handler == Program::Handler::Record || p.handler == Program::Handler::Mark ||
       p.handler == Program::Handler::MarkPc)
     with([](Program& q) { q.handler = Program::Handler::Return; });
+  // oracle.model.hostprog: a logging handler that returns, one that only counts,
+  // one with fewer fields, one that skips nothing, fewer vector tables and
+  // entries, bind_tba of log_ret.
+  if (p.handler == Program::Handler::LogPause || p.handler == Program::Handler::LogFault)
+    with([](Program& q) { q.handler = Program::Handler::LogReturn; });
+  if (!log_labels(p).empty()) {
+    if (p.log_fields) with([](Program& q) { q.log_fields = 0; });
+    for (uint32_t f = 0; f < kLogFields; ++f)
+      if ((p.log_fields >> f) & 1) with([f](Program& q) { q.log_fields &= ~(1u << f); });
+    if (p.log_skip) with([](Program& q) { q.log_skip = false; });
+    if (p.log_count) with([](Program& q) { q.log_count = false; });
+  }
+  if (p.log_barrier) with([](Program& q) { q.log_barrier = false; });
+  for (size_t t = p.vtables.size(); t-- > 0;) {
+    with([t](Program& q) { q.vtables.erase(q.vtables.begin() + static_cast<std::ptrdiff_t>(t)); });
+    for (size_t e = p.vtables[t].size(); e-- > 1;)
+      with([t, e](Program& q) {
+        q.vtables[t].erase(q.vtables[t].begin() + static_cast<std::ptrdiff_t>(e));
+      });
+  }
   if (p.stack) with([](Program& q) { q.stack = 0; });
   for (size_t i = p.host.size(); i-- > 0;)
     with([i](Program& q) { q.host.erase(q.host.begin() + static_cast<std::ptrdiff_t>(i)); });
@@ -162,6 +182,9 @@ std::vector<Program> simplifications(const Program& p) {
     with([i](Program& q) { q.host[i].code = 0; });
     // Earlier, keeping the steps in order.
     with([i](Program& q) { q.host[i].step = i ? q.host[i - 1].step : 0; });
+    with([i](Program& q) {
+      if (q.host[i].kind == syntax::HostKind::BindTba) q.host[i].name = "log_ret";
+    });
   }
   // Whole functions, then statements (outermost first), then hoisting bodies.
   for (size_t f = p.functions.size(); f-- > 0;)
@@ -268,6 +291,7 @@ std::vector<Program> simplifications(const Program& p) {
             s.kind = Kind::Alu;
             break;
           case Kind::Sys:
+          case Kind::VCall:
             s.kind = Kind::Nop;
             break;
           case Kind::SharedAlu:  // a data register in place of the shared temporary

@@ -1,5 +1,6 @@
 #include "stats.h"
 
+#include "exec/machine.h"
 #include "host/host.h"
 #include "isa/isa.h"
 
@@ -93,6 +94,15 @@ void count_constructs(const Program& p, const Check& check,
   if (p.handler != Program::Handler::None) ++counts["launch:handler-" + handler_label(p)];
   if (p.stack) ++counts["launch:stack-set"];
   if (!p.host.empty()) ++counts["launch:host-script"];
+  if (p.host_program) ++counts["launch:host-program"];  // oracle.model.hostprog
+  if (!p.vtables.empty() && !p.functions.empty()) ++counts["launch:vtable"];
+  // trap.host: the actions of the script the check ran with (an oracle may make
+  // its own, Check::host), by kind; single_step by its flag.
+  for (const auto& h : check.host.empty() ? p.host : check.host) {
+    ++counts["host:" + std::string(syntax::host_kind_name(h.kind))];
+    if (h.kind == syntax::HostKind::SingleStep)
+      ++counts[h.on ? "host:single_step-on" : "host:single_step-off"];
+  }
   auto r = host::load(print(p));
   if (r.loaded) {
     for (const auto& in : r.loaded->program->insns)
@@ -118,6 +128,38 @@ std::vector<std::string> kind_keys() {
   for (size_t k = 0; k < static_cast<size_t>(Kind::kCount); ++k)
     out.push_back("kind:" + std::string(kind_name(static_cast<Kind>(k))));
   return out;
+}
+
+std::vector<std::string> host_action_keys() {
+  std::vector<std::string> out;
+  // HostKind's values run from Interrupt (0) to Resume (trap.host.*).
+  for (uint8_t k = 0; k <= static_cast<uint8_t>(syntax::HostKind::Resume); ++k)
+    out.push_back("host:" + std::string(syntax::host_kind_name(static_cast<syntax::HostKind>(k))));
+  return out;
+}
+
+std::vector<std::string> status_keys() {
+  std::vector<std::string> out;
+  for (exec::Status s : exec::kAllStatuses)
+    out.push_back("status:" + std::string(exec::status_name(s)));
+  return out;
+}
+
+std::vector<std::string> event_keys() {
+  std::vector<std::string> out;
+  for (isa::Event e : isa::all_events()) out.push_back("event:" + std::string(isa::event_name(e)));
+  return out;
+}
+
+const std::map<std::string, std::string>& unreachable_keys() {
+  // valid.flow.pop: the flow rules reject every program in which `invert`, `pop`,
+  // `lnext`, `brk` or `cont` can find an empty or wrong mask stack, and the
+  // generators make only valid programs (the validator invariant's mutants are
+  // rejected, never run).
+  static const std::map<std::string, std::string> keys = {
+      {"event:mask_underflow", "only programs the validator rejects raise it (valid.flow.pop)"},
+      {"event:mask_mismatch", "only programs the validator rejects raise it (valid.flow.pop)"}};
+  return keys;
 }
 
 std::vector<std::string> operand_keys() {

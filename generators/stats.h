@@ -17,7 +17,7 @@ namespace simt::gen {
 
 // Adds the counts of one program (and its check's outcome) to `counts`. Keys:
 // "kind:<statement kind>", "instr:<mnemonic>", "operand:<form>",
-// "launch:<setting>", "status:<status>", "event:<event name>".
+// "launch:<setting>", "host:<action kind>", "status:<status>", "event:<event name>".
 void count_constructs(const Program& p, const Check& check,
                       std::map<std::string, uint64_t>& counts);
 
@@ -26,5 +26,12 @@ void count_constructs(const Program& p, const Check& check,
 std::vector<std::string> instruction_keys();
 std::vector<std::string> kind_keys();
 std::vector<std::string> operand_keys();
+// oracle.fuzz.stats: every host action kind ("host:<kind>"), outcome status and
+// event, so a report can name those never reached; and those no generated
+// program can reach, with the reason.
+std::vector<std::string> host_action_keys();
+std::vector<std::string> status_keys();
+std::vector<std::string> event_keys();
+const std::map<std::string, std::string>& unreachable_keys();
 
 }  // namespace simt::gen

@@ -259,6 +259,11 @@ class Launch {
       r.error = "the program has a handler of its own";
       return r;
     }
+    // oracle.model.hostprog: the logging handlers are the host model's.
+    if (!log_labels(p_).empty()) {
+      r.error = "the program has a logging handler (the host model's)";
+      return r;
+    }
     const uint32_t n = static_cast<uint32_t>(warps_.size());
     threaded_ = p_.warps > 1 && (uses(p_, Kind::Barrier) || uses(p_, Kind::Exchange));
     if (!threaded_) {
@@ -1105,6 +1110,8 @@ Set WarpRun::stmt_body(const Stmt& s, int fn, Set E, Depths d) {
       alu(s, kSharedBase + std::max(0, s.slot) % kSharedRegs, E);
       return E;
     case Kind::Spin:
+    case Kind::VCall:      // host programs: the host model's (oracle.model.hostprog)
+    case Kind::ExecClear:  // the warp runs past main's exit
     case Kind::kCount:
       break;
   }

@@ -311,6 +311,30 @@ TEST_F(Cli, FuzzPrintsProgramsThatRun) {
             at);
 }
 
+// oracle.fuzz.stats: --stats names the host action kinds, statuses and events
+// never reached, and lists apart the events no generated program can raise.
+// The host-script programs of the CI seed reach every action kind, but not
+// livelock (they have no loop) nor mask_overflow (they push nothing).
+TEST_F(Cli, FuzzStatsNameWhatWasNeverReached) {
+  auto r = simtspec("fuzz --invariant host-script --seed 20261122 --count 200 --jobs 2 --stats");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("  host actions:\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  never reached: host actions: none\n"), std::string::npos) << r.out;
+  const auto statuses = r.out.find("  never reached: outcome statuses: ");
+  ASSERT_NE(statuses, std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(statuses, r.out.find('\n', statuses) - statuses).find("livelock"),
+            std::string::npos)
+      << r.out;
+  const auto events = r.out.find("  never reached: events: ");
+  ASSERT_NE(events, std::string::npos) << r.out;
+  const std::string line = r.out.substr(events, r.out.find('\n', events) - events);
+  EXPECT_NE(line.find("mask_overflow"), std::string::npos) << line;
+  EXPECT_EQ(line.find("mask_underflow"), std::string::npos) << line;  // listed apart
+  EXPECT_NE(r.out.find("  excluded: mask_underflow: only programs the validator rejects"),
+            std::string::npos)
+      << r.out;
+}
+
 // oracle.fuzz.jobs: with worker processes, --print still prints the programs in item
 // order, and the whole output but the job count and the rates is the same.
 TEST_F(Cli, FuzzOutputDoesNotDependOnJobs) {

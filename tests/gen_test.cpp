@@ -93,6 +93,45 @@ RC_GTEST_PROP(Oracles, Scheduler, ()) {
 RC_GTEST_PROP(Oracles, Snapshot, (uint64_t seed)) {
   assert_holds("snapshot", seed);
 }
+// oracle.model.spin, oracle.invariant.snapshot: a share of the snapshot programs
+// of the CI seed end livelock, snapshotted before the detection step (and after
+// it: k is chosen up to the step count); restored, they detect it at the same
+// step. The launch's detector is part of the snapshot (exec.snapshot): a restore
+// that kept the fresh machine's finds the livelock at another step
+// (tests/mutation/patches/livelock-restore-drops-detector.patch).
+TEST(Oracles, SnapshotSeesLivelocks) {
+  const gen::Invariant& inv = *gen::find_invariant("snapshot");
+  size_t livelocks = 0;
+  for (uint64_t k = 0; k < 400; ++k) {
+    Program p;
+    gen::Check c = gen::check_one(inv, gen::program_seed(20261122, k), 100, nullptr, &p);
+    ASSERT_TRUE(c.ok) << c.message << "\n" << gen::print(p);
+    livelocks += c.expected && c.expected->status == "livelock";
+    if (gen::uses(p, gen::Kind::Spin)) {
+      EXPECT_NE(p.policy, "random");
+    }
+  }
+  EXPECT_GT(livelocks, 30u);
+  // The premise, on one spinning program: a snapshot's detector decides the step.
+  auto loaded = host::load(
+      ".wave 1\n.buffer out u32[1] out\nl:  add s0, s0, 1\n"
+      "    and s0, s0, 3\n    jmp l\n");
+  ASSERT_TRUE(loaded.loaded);
+  exec::Machine a(loaded.loaded->program);
+  const exec::Outcome whole = exec::Machine(loaded.loaded->program).run();
+  ASSERT_EQ(whole.status, exec::Status::Livelock);
+  a.advance(5);
+  exec::Snapshot s = a.snapshot();
+  exec::Machine b(loaded.loaded->program);
+  ASSERT_TRUE(b.restore(s));
+  EXPECT_EQ(b.run().steps, whole.steps);
+  s.detector = exec::LivelockDetector{};  // what a restore without it would have
+  s.detector.tortoise = exec::Machine(loaded.loaded->program).state();
+  exec::Machine c(loaded.loaded->program);
+  ASSERT_TRUE(c.restore(s));
+  EXPECT_NE(c.run().steps, whole.steps);
+}
+
 RC_GTEST_PROP(Oracles, Expansion, ()) {
   assert_holds("expansion");
 }

@@ -346,8 +346,10 @@ int Machine::pick_among(Ok ok) {
     case Policy::Random: {
       uint32_t ready = 0;
       for (uint32_t i = 0; i < nwarps_; ++i) ready += ok(i);
-      uint64_t r = splitmix64(st_.rng);
+      // exec.sched.random: a step draws; with no warp ready there is no step
+      // (the launch ends, or the host acts at once, trap.host), and no draw.
       if (ready == 0) return -1;
+      uint64_t r = splitmix64(st_.rng);
       uint32_t k = static_cast<uint32_t>(r % ready);
       for (uint32_t i = 0; i < nwarps_; ++i)
         if (ok(i) && k-- == 0) return static_cast<int>(i);

@@ -294,6 +294,29 @@ Flow tclear_core_only(Machine& m, WarpState& w, const Insn& in) {
   return f;
 }
 
+// vcall-depth-unchecked: vcall calls through the bound table even when the PC
+// stack already holds call_depth entries, instead of raising call_overflow
+// (trap.vector: as call would, branch.call). Every other case is the reference's.
+Flow vcall_depth_unchecked(Machine& m, WarpState& w, const Insn& in) {
+  const int32_t t = m.state().vtable;
+  if (w.in_handler || t < 0 || w.pc_stack.size() < m.config().call_depth)
+    return reference(m, w, in);
+  const std::vector<uint32_t>& table = m.program().vtables[static_cast<size_t>(t)];
+  const uint32_t a = m.uniform(w, in.a);
+  if (a >= table.size()) return reference(m, w, in);
+  w.pc_stack.push_back(w.pc + 1);  // wrong: past the PC stack's depth
+  w.pc = table[a];
+  return Flow::Jump;
+}
+
+// frame-sp-after-push: the frame's word 24 reads as sp after the push instead of
+// before it (trap.frame): frame.ld of offset 24 gives 64 less.
+Flow frame_sp_after_push(Machine& m, WarpState& w, const Insn& in) {
+  const Flow f = reference(m, w, in);
+  if (f == Flow::Next && m.uniform(w, in.a) == 24) w.sregs[in.dst] -= Machine::kFrameBytes;
+  return f;
+}
+
 // ---- sub-vector regions (spec/wave.md) ------------------------------------------
 // These faults replace subv.begin and subv.end (empty-part-not-skipped), wrap them
 // to follow which pass a warp is in (scalar-once-per-region), or change the copy
@@ -413,7 +436,17 @@ bool patch(const std::string& fault, exec::Program& p) {
       in.fn = &join_exec_live;
     else if (fault == "tclear-core-only" && in.op == Op::TClear)
       in.fn = &tclear_core_only;
-    else if (fault == "empty-part-not-skipped" && in.op == Op::SubvBegin)
+    else if (fault == "vcall-depth-unchecked" && in.op == Op::VCall)
+      in.fn = &vcall_depth_unchecked;
+    else if (fault == "frame-sp-after-push" && in.op == Op::FrameLd)
+      in.fn = &frame_sp_after_push;
+    else if (fault == "pause-as-return" && in.op == Op::TPause) {
+      // trap.pause, trap.join: tpause does what tret does (the warp waits for the
+      // join and resumes with the others, not for the host).
+      Insn tmp = in;
+      tmp.op = Op::TRet;
+      in.fn = exec::select_handler(tmp);
+    } else if (fault == "empty-part-not-skipped" && in.op == Op::SubvBegin)
       in.fn = &subv_begin_all_parts;
     else if (fault == "empty-part-not-skipped" && in.op == Op::SubvEnd)
       in.fn = &subv_end_all_parts;
@@ -458,6 +491,9 @@ bool patch(const std::string& fault, exec::Program& p) {
                                 "syscall-pc-same",
                                 "frame-exec-live",
                                 "tclear-core-only",
+                                "pause-as-return",
+                                "vcall-depth-unchecked",
+                                "frame-sp-after-push",
                                 "empty-part-not-skipped",
                                 "shared-private",
                                 "scalar-once-per-region",
