@@ -916,6 +916,16 @@ TEST(TrapProtocol, StepsAreExactUpTo2To64Minus1) {
     ASSERT_EQ(host.size(), 1u);
     EXPECT_EQ(host[0].step, UINT64_MAX);
   }
+  // A binary literal of 63 digits or more (toml11 alone overflows a signed integer
+  // on it, undefined behaviour), leading zeros included.
+  {
+    const auto host = script("[[host]]\nstep = 0b" + std::string(70, '0') + "101" +
+                             "\naction = \"resume\"\n[[host]]\nstep = 0b1" + std::string(62, '0') +
+                             "\naction = \"resume\"\n");
+    ASSERT_EQ(host.size(), 2u);
+    EXPECT_EQ(host[0].step, 5u);
+    EXPECT_EQ(host[1].step, uint64_t{1} << 62);
+  }
   // Past 2^64 - 1, or negative: errors located at the action, naming the key.
   for (const char* bad : {"18446744073709551616", "0x1_0000_0000_0000_0000",
                           "0b1"

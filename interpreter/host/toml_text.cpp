@@ -61,6 +61,23 @@ struct Scan {
   bool empty_array = false;
 };
 
+// The hexadecimal digits of a binary number given by its digits (no prefix).
+std::string binary_to_hex(std::string_view bits) {
+  const size_t first = bits.find('1');
+  if (first == std::string_view::npos) return "0";
+  bits.remove_prefix(first);
+  std::string out;
+  out.reserve(bits.size() / 4 + 1);
+  size_t lead = bits.size() % 4 ? bits.size() % 4 : 4;  // digits of the first hex digit
+  for (size_t k = 0; k < bits.size();) {
+    unsigned d = 0;
+    for (size_t j = 0; j < lead; ++j) d = d * 2 + unsigned(bits[k++] - '0');
+    out += "0123456789abcdef"[d];
+    lead = 4;
+  }
+  return out;
+}
+
 Scan scan(std::string_view t) {
   Scan r;
   r.fed.reserve(t.size() + t.size() / 8 + 16);
@@ -93,6 +110,12 @@ Scan scan(std::string_view t) {
     }
   };
   auto start_key = [&] { key = true, key_parts = 1; };
+  // Whether a value's token may start at k (not inside a word or a number).
+  auto token_start = [&](size_t k) {
+    const char p = k == 0 ? ' ' : t[k - 1];
+    return p == ' ' || p == '\t' || p == '=' || p == '[' || p == ',' || p == '{' || p == '\n' ||
+           p == '\r';
+  };
   while (i < t.size() && !r.limit) {
     const char c = t[i];
     if (c == '#') {
@@ -138,6 +161,27 @@ Scan scan(std::string_view t) {
         r.fed += '\n';  // a line break of toml11's text only: not in r.breaks
       else
         start_key();  // the next key of an inline table
+    } else if (c == '0' && at(i + 1) == 'b' && value && !key && token_start(i)) {
+      // toml11 reads a binary integer of 63 digits or more with a signed overflow
+      // (undefined behaviour: the release build read 0b1...1 wrongly in CI). It
+      // is given the same value in hexadecimal, which it reads as it reads a
+      // decimal one (clamped), and exact_integer reads exactly.
+      size_t e = i + 2;
+      std::string bits;
+      while (e < t.size()) {
+        if (t[e] == '0' || t[e] == '1')
+          bits += t[e++];
+        else if (t[e] == '_' && !bits.empty() && (at(e + 1) == '0' || at(e + 1) == '1'))
+          ++e;
+        else
+          break;
+      }
+      if (bits.size() >= 63) {
+        r.fed += "0x" + binary_to_hex(bits);
+        i = e;
+      } else {
+        copy(e);
+      }
     } else if (c == '.' && key) {
       if (++key_parts > kMaxKeyParts)
         breach("a key has more than " + std::to_string(kMaxKeyParts) + " parts");
