@@ -465,18 +465,7 @@ TEST_F(Cli, FuzzDefaultOutIsTheProjectsRegressFolder) {
 TEST_F(Cli, AnInterruptedRunWritesWhatRan) {
   const fs::path suite = dir() / "interrupt";
   write_all(suite / "a.simt", test::kSignedCompareTest);
-  write_all(suite / "b.simt", R"(; simtspec-test 1
-; id = "demo.runaway"
-; title = "a counter loop that runs for hours"
-; clauses = ["exec.status.step_limit"]
-; features = ["alu", "branch"]
-; [expect]
-; status = "step_limit"
-.wave 1
-.max_steps 18446744073709551615
-l:  add s0, s0, 1
-    jmp l
-)");
+  write_all(suite / "b.simt", test::kRunawayTest);
   std::string c = test::kSignedCompareTest;
   c.replace(c.find("demo.cmp_signed"), 15, "demo.cmp_later_");
   write_all(suite / "c.simt", c);

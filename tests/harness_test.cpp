@@ -619,8 +619,9 @@ TEST(Harness, ConfigurationsNeedingAMissingExtraAreUnsupported) {
     std::string extra, text;
   };
   const std::string rejected =
-      replace(replace(kGood, "; status = \"completed\"\n; [expect.buffers.out]\n; each = \"lane * "
-                             "2\"\n",
+      replace(replace(kGood,
+                      "; status = \"completed\"\n; [expect.buffers.out]\n; each = \"lane * "
+                      "2\"\n",
                       "; status = \"rejected\"\n"),
               "    exit\n", "    exit\n    bogus\n");
   const std::string unvalidated = replace(kGood, "; [matrix]", "; validate = false\n; [matrix]");
@@ -671,19 +672,6 @@ TEST(Harness, FailingRecordsCarryTheReferenceOutcome) {
   ASSERT_NE(recs[0].find("reference"), nullptr);
 }
 
-const char* kRunawayTest = R"(; simtspec-test 1
-; id = "demo.runaway"
-; title = "a counter loop with no step cap to speak of"
-; clauses = ["exec.status.step_limit"]
-; features = ["alu", "branch"]
-; [expect]
-; status = "step_limit"
-.wave 1
-.max_steps 18446744073709551615
-l:  add s0, s0, 1
-    jmp l
-)";
-
 // runner.timeout: the in-process reference has a wall-clock limit like every runner:
 // a test whose program runs (practically) forever is an `error`, timeout, and the
 // run goes on; the reference runs the harness makes for another runner have it too.
@@ -691,7 +679,7 @@ TEST(Harness, TheReferenceHasAWallClockLimit) {
   auto reference = runners::make_reference_runner(0.3);
   harness::Options o;
   auto t0 = std::chrono::steady_clock::now();
-  auto recs = run_one(*reference, "runaway", kRunawayTest, o);
+  auto recs = run_one(*reference, "runaway", test::kRunawayTest, o);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(status_of(recs[0]), "error");
@@ -707,7 +695,7 @@ TEST(Harness, TheReferenceHasAWallClockLimit) {
     return r;
   });
   o.timeout = 0.3;
-  recs = run_one(quick, "runaway", kRunawayTest, o);
+  recs = run_one(quick, "runaway", test::kRunawayTest, o);
   EXPECT_EQ(status_of(recs[0]), "error");
   EXPECT_EQ(
       recs[0].find("message")->as_string().rfind(

@@ -167,6 +167,19 @@ const char* const kSignedCompareTest = R"(; simtspec-test 1
     exit
 )";
 
+const char* const kRunawayTest = R"(; simtspec-test 1
+; id = "demo.runaway"
+; title = "a counter loop with no step cap to speak of"
+; clauses = ["exec.status.step_limit"]
+; features = ["alu", "branch"]
+; [expect]
+; status = "step_limit"
+.wave 1
+.max_steps 18446744073709551615
+l:  add s0, s0, 1
+    jmp l
+)";
+
 std::string faulty_runner_toml(std::string_view fault, double timeout) {
   const std::string f(fault);
   return "name = \"faulty-" + f + "\"\ncommand = \"" + std::string(SIMT_BINARY_DIR) +

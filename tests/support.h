@@ -115,6 +115,10 @@ syntax::SizeExpr neg(syntax::SizeExpr x);  // unary minus
 // cmp-unsigned fault of the faulty implementation fails it.
 extern const char* const kSignedCompareTest;
 
+// A conformance test whose counter loop has no step cap to speak of (.max_steps
+// 2^64 - 1): only a wall-clock limit ends it (runner.timeout).
+extern const char* const kRunawayTest;
+
 // A runner description (TOML, runner.process.toml) of the test-only faulty
 // implementation with one named fault ("none": the reference behind the
 // protocol), claiming every capability of the machine so far.
