@@ -374,10 +374,11 @@ std::vector<Mutation> mutations(const std::string& text) {
        {std::tuple{RegFile::V, vregs, "v-register-out-of-range"},
         std::tuple{RegFile::S, sregs, "s-register-out-of-range"},
         std::tuple{RegFile::P, isa::kNumPreds, "predicate-out-of-range"}}) {
-    auto [i, k] = find_operand(ex, [&](const syntax::Stmt&, isa::OperandKind,
-                                       const syntax::Operand& o) {
-      return (o.type == OperandType::Value || o.type == OperandType::Pred) && o.value.file == file;
-    });
+    const RegFile f = file;  // a structured binding is not captured (clang 14)
+    auto [i, k] =
+        find_operand(ex, [&](const syntax::Stmt&, isa::OperandKind, const syntax::Operand& o) {
+          return (o.type == OperandType::Value || o.type == OperandType::Pred) && o.value.file == f;
+        });
     if (i == SIZE_MAX) continue;
     syntax::Program q = ex;
     q.stmts[i].operands[k].value.index = limit;
