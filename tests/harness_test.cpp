@@ -607,6 +607,66 @@ TEST(Harness, VerdictsThatDecideACertificate) {
 // format.requires, runner.capabilities: a configuration that needs an extra the runner
 // lacks (validate, livelock, no_validate, host) is unsupported, names the extra, and
 // never reaches the runner.
+// format.expect.nonempty: an `each` over a buffer that is empty in a configuration
+// compares no value, which is an `error`, never a `pass`.
+TEST(Harness, AnEachOverAnEmptyBufferIsAnError) {
+  const std::string test = R"(; simtspec-test 1
+; id = "demo.empty_each"
+; title = "an each over a buffer whose size is 0 at wave 8"
+; clauses = ["format.expect.nonempty"]
+; features = ["alu", "mem"]
+; [matrix]
+; wave = [8, 16]
+; [expect]
+; status = "completed"
+; [expect.buffers.out]
+; each = "0"
+.buffer out u32[wave - 8] out
+    exit
+)";
+  FunctionRunner same([](const runners::RunRequest& req) { return runners::run_reference(req); });
+  auto recs = run_one(same, "empty_each", test, harness::Options{});
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(status_of(recs[0]), "error");
+  EXPECT_EQ(recs[0].find("message")->as_string(),
+            "expect.buffers.out compared no element (the buffer is empty) "
+            "(format.expect.nonempty)");
+  EXPECT_EQ(status_of(recs[1]), "pass");  // wave 16: eight elements compared
+}
+
+// runner.differential: an output buffer the reference has and the implementation
+// leaves out fails, even when the expectation does not name it.
+TEST(Harness, ABufferTheImplementationLeavesOutFails) {
+  const std::string test = R"(; simtspec-test 1
+; id = "demo.two_buffers"
+; title = "two output buffers, one of them in the expectation"
+; clauses = ["runner.differential"]
+; features = ["alu", "mem"]
+; [expect]
+; status = "completed"
+; [expect.buffers.out]
+; values = [7]
+.buffer out u32[1] out
+.buffer side u32[1] out
+    mov s0, 7
+    st out[0], s0
+    st side[0], s0
+    exit
+)";
+  FunctionRunner drops_side([](const runners::RunRequest& req) {
+    auto r = runners::run_reference(req);
+    std::erase_if(r.outcome.buffers, [](const auto& b) { return b.name == "side"; });
+    return r;
+  });
+  auto recs = run_one(drops_side, "two_buffers", test, harness::Options{});
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "fail");
+  EXPECT_EQ(recs[0].find("message")->as_string(), "output buffer 'side' is missing");
+  FunctionRunner same([](const runners::RunRequest& req) { return runners::run_reference(req); });
+  recs = run_one(same, "two_buffers", test, harness::Options{});
+  EXPECT_EQ(status_of(recs[0]), "pass");
+}
+
 TEST(Harness, ConfigurationsNeedingAMissingExtraAreUnsupported) {
   size_t calls = 0;
   FunctionRunner bare([&](const runners::RunRequest& req) {
