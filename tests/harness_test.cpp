@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <limits>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -735,7 +736,32 @@ TEST(Harness, FailingRecordsCarryTheReferenceOutcome) {
 // runner.timeout: the in-process reference has a wall-clock limit like every runner:
 // a test whose program runs (practically) forever is an `error`, timeout, and the
 // run goes on; the reference runs the harness makes for another runner have it too.
+// Sets the interrupt flag (results.interrupted) if still alive after `secs`, so that
+// a run whose time limit is broken ends (and its test fails) instead of hanging.
+class Watchdog {
+ public:
+  explicit Watchdog(double secs)
+      : thread_([this, secs] {
+          const auto end = std::chrono::steady_clock::now() +
+                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(secs));
+          while (!done_ && std::chrono::steady_clock::now() < end)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          if (!done_) runners::interrupt_flag().store(true);
+        }) {}
+  ~Watchdog() {
+    done_ = true;
+    thread_.join();
+    runners::interrupt_flag().store(false);
+  }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 TEST(Harness, TheReferenceHasAWallClockLimit) {
+  Watchdog dog(20);
   auto reference = runners::make_reference_runner(0.3);
   harness::Options o;
   auto t0 = std::chrono::steady_clock::now();
