@@ -57,30 +57,14 @@ struct EventName {
   std::string_view name;
 };
 constexpr EventName kEvents[] = {
-    {Event::DivZero, "div_zero"},
-    {Event::MemOutOfBounds, "mem_out_of_bounds"},
-    {Event::MemMisaligned, "mem_misaligned"},
-    {Event::MaskOverflow, "mask_overflow"},
-    {Event::MaskUnderflow, "mask_underflow"},
-    {Event::MaskMismatch, "mask_mismatch"},
-    {Event::CallOverflow, "call_overflow"},
-    {Event::CallUnderflow, "call_underflow"},
-    {Event::PcRange, "pc_range"},
-    {Event::IllegalInstruction, "illegal_instruction"},
-    {Event::Syscall, "syscall"},
-    {Event::Interrupt, "interrupt"},
-    {Event::SingleStep, "single_step"},
-    {Event::DoubleFault, "double_fault"},
-    {Event::VectorUnbound, "vector_unbound"},
-    {Event::VectorRange, "vector_range"},
-    {Event::FrameOverflow, "frame_overflow"},
+#define X(id, code, name) {Event::id, name},
+#include "isa/events.def"
+#undef X
 };
 constexpr Event kEventList[] = {
-    Event::DivZero,       Event::MemOutOfBounds,     Event::MemMisaligned, Event::MaskOverflow,
-    Event::MaskUnderflow, Event::MaskMismatch,       Event::CallOverflow,  Event::CallUnderflow,
-    Event::PcRange,       Event::IllegalInstruction, Event::Syscall,       Event::Interrupt,
-    Event::SingleStep,    Event::DoubleFault,        Event::VectorUnbound, Event::VectorRange,
-    Event::FrameOverflow,
+#define X(id, code, name) Event::id,
+#include "isa/events.def"
+#undef X
 };
 
 }  // namespace

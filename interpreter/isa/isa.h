@@ -109,23 +109,9 @@ const SpecialInfo& special_info(Special s);
 // Codes are stable: they are the ESR event field and appear in results files.
 enum class Event : uint8_t {
   None = 0,
-  DivZero = 1,
-  MemOutOfBounds = 2,
-  MemMisaligned = 3,
-  MaskOverflow = 4,
-  MaskUnderflow = 5,
-  MaskMismatch = 6,
-  CallOverflow = 7,
-  CallUnderflow = 8,
-  PcRange = 9,
-  IllegalInstruction = 10,
-  Syscall = 11,        // trap.sys
-  Interrupt = 12,      // trap.interrupt
-  SingleStep = 13,     // trap.single_step
-  DoubleFault = 14,    // trap.double
-  VectorUnbound = 15,  // trap.vector
-  VectorRange = 16,    // trap.vector
-  FrameOverflow = 17,  // trap.frame.room
+#define X(id, code, name) id = code,
+#include "isa/events.def"
+#undef X
 };
 
 std::string_view event_name(Event e);
