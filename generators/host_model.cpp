@@ -11,7 +11,7 @@
 #include <deque>
 #include <optional>
 
-#include "exec/machine.h"
+#include "exec/outcome.h"
 #include "isa/isa.h"
 #include "reference.h"
 #include "spec_alu.h"

@@ -1154,12 +1154,12 @@ std::string shape_problem(const Program& p) {
 
 std::string allornone_problem(const exec::Machine& m) {
   const exec::MachineState& st = m.state();
-  for (uint32_t core = 0; core < st.cores.size(); ++core) {
+  for (uint32_t core = 0; core < st.trap.cores.size(); ++core) {
     int mode = -1;
     int32_t first = -1, returned = -1;
     bool handler = false;
     for (uint32_t g = 0; g < st.warps.size(); ++g) {
-      if (m.core_of(g) != core) continue;
+      if (m.trap().core_of(g) != core) continue;
       const exec::WarpState& w = st.warps[g];
       if (w.status == exec::WarpStatus::Returned && returned < 0)
         returned = static_cast<int32_t>(g);

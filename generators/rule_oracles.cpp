@@ -148,8 +148,8 @@ struct Cycle {
 // compares the executor's own memory-hash cache.)
 bool same_state(const exec::MachineState& a, const exec::MachineState& b) {
   return a.warps == b.warps && a.mem.buffers == b.mem.buffers && a.mem.slm == b.mem.slm &&
-         a.mem.stack == b.mem.stack && a.cores == b.cores && a.barriers == b.barriers &&
-         a.global_esr == b.global_esr && a.rr_cursor == b.rr_cursor && a.rng == b.rng;
+         a.mem.stack == b.mem.stack && a.trap.cores == b.trap.cores && a.barriers == b.barriers &&
+         a.trap.global_esr == b.trap.global_esr && a.sched == b.sched;
 }
 
 Cycle find_cycle(const std::shared_ptr<const exec::Program>& prog, uint64_t limit) {

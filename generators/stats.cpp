@@ -1,6 +1,6 @@
 #include "stats.h"
 
-#include "exec/machine.h"
+#include "exec/outcome.h"
 #include "host/host.h"
 #include "isa/isa.h"
 

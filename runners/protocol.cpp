@@ -6,7 +6,7 @@
 #include <istream>
 #include <ostream>
 
-#include "exec/machine.h"
+#include "exec/outcome.h"
 #include "host/host.h"
 
 namespace simt::runners {

@@ -1,5 +1,7 @@
 #include "reference.h"
 
+#include "exec/machine.h"
+
 #include <chrono>
 #include <cstdio>
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <variant>
 
-#include "exec/machine.h"
+#include "exec/outcome.h"
 #include "host/host.h"
 #include "model.h"
 #include "runner.h"

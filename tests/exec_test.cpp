@@ -1440,10 +1440,10 @@ TEST(Sched, RandomDrawsEveryStepEvenWithOneWarp) {
   auto prog = build(".policy random\n.seed 5\n    nop\n    nop\n    nop\n    exit\n");
   ASSERT_TRUE(prog);
   Machine m(prog);
-  EXPECT_EQ(m.state().rng, 5u);
+  EXPECT_EQ(m.state().sched.rng, 5u);
   for (uint64_t k = 1; k <= 3; ++k) {
     ASSERT_FALSE(m.step().has_value());
-    EXPECT_EQ(m.state().rng, 5u + k * 0x9E3779B97F4A7C15ull) << "after step " << k;
+    EXPECT_EQ(m.state().sched.rng, 5u + k * 0x9E3779B97F4A7C15ull) << "after step " << k;
   }
 }
 
@@ -1951,13 +1951,13 @@ TEST(State, InitialState) {
   ASSERT_EQ(s.mem.slm.size(), 3u);
   for (const auto& slm : s.mem.slm) EXPECT_EQ(slm, std::vector<uint8_t>(32, 0));
   EXPECT_EQ(s.mem.stack, std::vector<uint8_t>(6 * 256, 0));
-  EXPECT_EQ(s.cores.size(), 2u);
-  for (const auto& c : s.cores) EXPECT_TRUE(c == exec::CoreState{});
+  EXPECT_EQ(s.trap.cores.size(), 2u);
+  for (const auto& c : s.trap.cores) EXPECT_TRUE(c == exec::CoreState{});
   ASSERT_EQ(s.barriers.size(), 3u);
   for (const auto& b : s.barriers) EXPECT_TRUE(b == exec::BarrierState{});
-  EXPECT_EQ(s.global_esr, 0u);
-  EXPECT_EQ(s.rr_cursor, 0u);
-  EXPECT_EQ(s.rng, 77u);
+  EXPECT_EQ(s.trap.global_esr, 0u);
+  EXPECT_EQ(s.sched.cursor, 0u);
+  EXPECT_EQ(s.sched.rng, 77u);
 }
 
 // state.special.lane, state.special.warp, state.special.wg, state.special.core,

@@ -1,3 +1,4 @@
+// ci: not sanitized: the trap invariants over generated programs: a semantic sweep (release build)
 // Trapping generated programs and the trap invariants (spec/oracles.md,
 // oracle.model.handler, oracle.model.host, oracle.invariant.trap_transparency,
 // oracle.invariant.trap_record, oracle.invariant.all_or_none, and the structured
@@ -327,8 +328,8 @@ TEST(TrapInvariants, AllOrNoneNoticesMixedCoresAndStrandedWarps) {
   m.advance(1);
   EXPECT_EQ(gen::allornone_problem(m), "");
   // Warps 0 and 1 are on core 0 (workgroup 0), 2 and 3 on core 1.
-  ASSERT_EQ(m.core_of(1), 0u);
-  ASSERT_EQ(m.core_of(2), 1u);
+  ASSERT_EQ(m.trap().core_of(1), 0u);
+  ASSERT_EQ(m.trap().core_of(2), 1u);
   m.mutable_state().warps[1].in_handler = true;
   std::string d = gen::allornone_problem(m);
   EXPECT_NE(d.find("core 0"), std::string::npos) << d;

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "support.h"
@@ -452,12 +453,12 @@ TEST(SnapshotHash, AnySingleChangeIsSeen) {
       {"buffer byte", [](auto& s) { s.mem.buffers[0][3] ^= 1; }},
       {"slm byte", [](auto& s) { s.mem.slm[1][47] ^= 1; }},
       {"stack byte", [](auto& s) { s.mem.stack[5] ^= 1; }},
-      {"core esr", [](auto& s) { s.cores[0].esr = 1; }},
-      {"core tba", [](auto& s) { s.cores[0].tba_valid = true; }},
+      {"core esr", [](auto& s) { s.trap.cores[0].esr = 1; }},
+      {"core tba", [](auto& s) { s.trap.cores[0].tba_valid = true; }},
       {"barrier count", [](auto& s) { s.barriers[1].arrived += 1; }},
-      {"global esr", [](auto& s) { s.global_esr = 2; }},
-      {"round-robin cursor", [](auto& s) { s.rr_cursor = (s.rr_cursor + 1) % 6; }},
-      {"random state", [](auto& s) { s.rng += 1; }},
+      {"global esr", [](auto& s) { s.trap.global_esr = 2; }},
+      {"round-robin cursor", [](auto& s) { s.sched.cursor = (s.sched.cursor + 1) % 6; }},
+      {"random state", [](auto& s) { s.sched.rng += 1; }},
   };
   for (const auto& [what, change] : changes) {
     SCOPED_TRACE(what);
@@ -483,6 +484,121 @@ TEST(SnapshotHash, AnySingleChangeIsSeen) {
     EXPECT_FALSE(b.state() == a.state()) << "field " << field;
     EXPECT_NE(b.hash(), a.hash()) << "field " << field;
   }
+}
+
+// ---- every field of every unit's state (exec.snapshot, exec.livelock) -------------
+//
+// The state is one value, MachineState, made of the warps, memory, barriers and
+// the units' parts (TrapState, SchedState). Each struct is taken apart below with
+// a structured binding, which stops compiling when the struct gains a field: the
+// new field must be named here, and the test then checks that changing it alone
+// makes the state unequal (what the livelock detector and a restored snapshot
+// compare) and changes Machine::hash (which binds every field the same way).
+namespace fields {
+
+// Changes a value, whatever its type, to a different value of the same size
+// (restore and the step loop rely on sizes, the test does not restore).
+template <class T>
+void perturb(T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    v = !v;
+  } else if constexpr (std::is_enum_v<T>) {
+    v = static_cast<T>(static_cast<std::underlying_type_t<T>>(v) ^ 1);
+  } else if constexpr (std::is_integral_v<T>) {
+    v ^= 1;
+  } else if constexpr (requires { v.push_back(v.back()); }) {
+    if (v.empty())
+      v.emplace_back();
+    else
+      perturb(v.back());
+  } else if constexpr (requires { v.front(); }) {  // std::array
+    perturb(v.front());
+  } else {
+    static_assert(std::is_same_v<T, exec::MaskEntry>, "a struct the test does not know");
+    v.saved ^= 1;
+  }
+}
+
+template <class V>
+void visit(exec::MaskEntry& e, V&& v) {
+  auto& [saved, other, kind] = e;
+  v("mask entry saved", saved), v("mask entry other", other), v("mask entry kind", kind);
+}
+template <class V>
+void visit(exec::CoreState& c, V&& v) {
+  auto& [esr, tgid, tba, tba_valid, pending, single_step, round_open, resume] = c;
+  v("core esr", esr), v("core tgid", tgid), v("core tba", tba), v("core tba_valid", tba_valid);
+  v("core pending", pending), v("core single_step", single_step);
+  v("core round_open", round_open), v("core resume", resume);
+}
+template <class V>
+void visit(exec::WarpState& w, V&& v) {
+  auto& [pc, exec, live, status, mode, part, region_pc, region_other, user_mode, user_part,
+         in_handler, ss_owed, sp, mask_stack, pc_stack, user_mask_stack, user_pc_stack, sregs,
+         vregs, preds] = w;
+  v("pc", pc), v("exec", exec), v("live", live), v("status", status), v("mode", mode);
+  v("part", part), v("region_pc", region_pc), v("region_other", region_other);
+  v("user_mode", user_mode), v("user_part", user_part), v("in_handler", in_handler);
+  v("ss_owed", ss_owed), v("sp", sp), v("mask_stack", mask_stack), v("pc_stack", pc_stack);
+  v("user_mask_stack", user_mask_stack), v("user_pc_stack", user_pc_stack);
+  v("sregs", sregs), v("vregs", vregs), v("preds", preds);
+}
+// The whole state, through its parts; memory's hash is a cache of its bytes, not
+// a field of its own (it changes with them).
+template <class V>
+void visit(exec::MachineState& s, V&& v) {
+  auto& [warps, mem, barriers, trap, sched] = s;
+  for (auto& w : warps) visit(w, v);
+  auto& [buffers, slm, stack, mem_hash] = mem;
+  (void)mem_hash;
+  v("buffers", buffers), v("slm", slm), v("stack", stack);
+  for (auto& b : barriers) {
+    auto& [arrived] = b;
+    v("barrier arrived", arrived);
+  }
+  auto& [cores, global_esr, gesr_cores, host_next, vtable] = trap;
+  for (auto& c : cores) visit(c, v);
+  v("global_esr", global_esr), v("gesr_cores", gesr_cores), v("host_next", host_next);
+  v("vtable", vtable);
+  auto& [cursor, rng] = sched;
+  v("sched cursor", cursor), v("sched rng", rng);
+  // The mask-stack entries' own fields, in the first warp that has one.
+  for (auto& w : warps)
+    if (!w.mask_stack.empty()) {
+      visit(w.mask_stack.back(), v);
+      break;
+    }
+}
+
+}  // namespace fields
+
+TEST(SnapshotHash, EveryFieldOfEveryUnitIsSeen) {
+  const auto& ref = references()[0];
+  Machine a(ref.prog);
+  a.advance(45);
+  const Snapshot base = a.snapshot();
+  // How many leaves the state has, then each one changed alone.
+  size_t leaves = 0;
+  {
+    exec::MachineState copy = base.state;
+    fields::visit(copy, [&](const char*, auto&) { ++leaves; });
+  }
+  ASSERT_GT(leaves, 100u);
+  std::set<std::string> names;
+  for (size_t i = 0; i < leaves; ++i) {
+    Machine b(ref.prog);
+    ASSERT_TRUE(b.restore(base));
+    size_t k = 0;
+    std::string name;
+    fields::visit(b.mutable_state(), [&](const char* what, auto& field) {
+      if (k++ == i) fields::perturb(field), name = what;
+    });
+    SCOPED_TRACE(name + " (leaf " + std::to_string(i) + ")");
+    names.insert(name);
+    EXPECT_FALSE(b.state() == a.state());
+    EXPECT_NE(b.hash(), a.hash());
+  }
+  EXPECT_EQ(names.size(), 20u + 8u + 3u + 3u + 1u + 4u + 2u);  // every field was changed
 }
 
 // exec.snapshot: a snapshot restores only into a machine of the same program and

@@ -159,7 +159,7 @@ action = "resume"
 )");
   ASSERT_TRUE(prog);
   expect_snapshot_continues(
-      prog, 4, [](const MachineState& s) { return s.cores[0].pending.size() == 1; },
+      prog, 4, [](const MachineState& s) { return s.trap.cores[0].pending.size() == 1; },
       "interrupt pending");
   // And the pending interrupt is taken after the restore: both codes are logged.
   Machine m(prog);
@@ -196,7 +196,7 @@ action = "resume"
     expect_snapshot_continues(
         prog, 1,
         [](const MachineState& s) {
-          return s.cores[0].round_open && s.cores[0].single_step &&
+          return s.trap.cores[0].round_open && s.trap.cores[0].single_step &&
                  s.warps[0].ss_owed != s.warps[1].ss_owed;
         },
         "round open");
@@ -219,7 +219,7 @@ action = "resume"
   // The interrupt enters at step 10 and the handler spins for 25 steps per warp,
   // so at step 13 the resume is outstanding.
   expect_snapshot_continues(
-      prog, 13, [](const MachineState& s) { return s.cores[0].resume; }, "resume outstanding");
+      prog, 13, [](const MachineState& s) { return s.trap.cores[0].resume; }, "resume outstanding");
 }
 
 // A program that uses every piece of host-driven state: two cores, the vector
@@ -340,12 +340,12 @@ TEST(TrapState, SnapshotAtEveryBoundaryOfAHostDrivenLaunch) {
     for (uint64_t n = 0; n < all.outcome.steps; ++n) {
       probe.advance(1);
       const MachineState& s = probe.state();
-      for (const auto& c : s.cores) {
+      for (const auto& c : s.trap.cores) {
         pending |= !c.pending.empty();
         round |= c.round_open;
         resume |= c.resume;
       }
-      gesr |= s.gesr_cores != 0;
+      gesr |= s.trap.gesr_cores != 0;
     }
     EXPECT_TRUE(pending && round && resume && gesr)
         << pending << round << resume << gesr << ": the program no longer covers the state";
@@ -375,7 +375,7 @@ action = "resume"
   Machine a(prog);
   a.advance(5);
   exec::Snapshot s = a.snapshot();
-  s.state.cores[0].pending.push_back(0x70c);  // an interrupt with code 7
+  s.state.trap.cores[0].pending.push_back(0x70c);  // an interrupt with code 7
   Machine b(prog);
   ASSERT_TRUE(b.restore(s));
   EXPECT_FALSE(b.state() == a.state());
@@ -400,17 +400,20 @@ TEST(TrapState, EveryHostDrivenFieldIsHashed) {
     std::function<void(MachineState&)> edit;
   };
   const Edit edits[] = {
-      {"pending", [](MachineState& s) { s.cores[1].pending.push_back(0x10c); }},
-      {"resume", [](MachineState& s) { s.cores[0].resume = !s.cores[0].resume; }},
-      {"single_step", [](MachineState& s) { s.cores[0].single_step = !s.cores[0].single_step; }},
-      {"round_open", [](MachineState& s) { s.cores[0].round_open = !s.cores[0].round_open; }},
+      {"pending", [](MachineState& s) { s.trap.cores[1].pending.push_back(0x10c); }},
+      {"resume", [](MachineState& s) { s.trap.cores[0].resume = !s.trap.cores[0].resume; }},
+      {"single_step",
+       [](MachineState& s) { s.trap.cores[0].single_step = !s.trap.cores[0].single_step; }},
+      {"round_open",
+       [](MachineState& s) { s.trap.cores[0].round_open = !s.trap.cores[0].round_open; }},
       {"owed", [](MachineState& s) { s.warps[1].ss_owed = !s.warps[1].ss_owed; }},
-      {"tba", [](MachineState& s) { s.cores[1].tba += 1; }},
-      {"tba_valid", [](MachineState& s) { s.cores[1].tba_valid = !s.cores[1].tba_valid; }},
-      {"global_esr", [](MachineState& s) { s.global_esr ^= 0x100; }},
-      {"gesr_cores", [](MachineState& s) { s.gesr_cores ^= 2; }},
-      {"host_next", [](MachineState& s) { s.host_next += 1; }},
-      {"vtable", [](MachineState& s) { s.vtable = s.vtable < 0 ? 0 : -1; }},
+      {"tba", [](MachineState& s) { s.trap.cores[1].tba += 1; }},
+      {"tba_valid",
+       [](MachineState& s) { s.trap.cores[1].tba_valid = !s.trap.cores[1].tba_valid; }},
+      {"global_esr", [](MachineState& s) { s.trap.global_esr ^= 0x100; }},
+      {"gesr_cores", [](MachineState& s) { s.trap.gesr_cores ^= 2; }},
+      {"host_next", [](MachineState& s) { s.trap.host_next += 1; }},
+      {"vtable", [](MachineState& s) { s.trap.vtable = s.trap.vtable < 0 ? 0 : -1; }},
   };
   for (const auto& e : edits) {
     exec::Snapshot s = s0;
@@ -422,8 +425,8 @@ TEST(TrapState, EveryHostDrivenFieldIsHashed) {
   }
   // Pending interrupts are compared in order: the same two in the other order differ.
   exec::Snapshot x = s0, y = s0;
-  x.state.cores[0].pending = {0x20c, 0x30c};
-  y.state.cores[0].pending = {0x30c, 0x20c};
+  x.state.trap.cores[0].pending = {0x20c, 0x30c};
+  y.state.trap.cores[0].pending = {0x30c, 0x20c};
   Machine mx(prog), my(prog);
   ASSERT_TRUE(mx.restore(x) && my.restore(y));
   EXPECT_FALSE(mx.state() == my.state());

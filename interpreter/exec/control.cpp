@@ -73,13 +73,13 @@ Flow Invert::exec(Machine& m, WarpState& w, const Insn&) {  // branch.invert
   MaskEntry& top = w.mask_stack.back();
   if (top.kind != MaskKind::If) return m.raise(w, isa::Event::MaskMismatch);
   std::swap(w.exec, top.other);
-  w.exec &= m.win_mask();  // wave.exec
+  w.exec &= m.window().mask();  // wave.exec
   return Flow::Next;
 }
 
 Flow Pop::exec(Machine& m, WarpState& w, const Insn&) {  // branch.pop
   if (w.mask_stack.empty()) return m.raise(w, isa::Event::MaskUnderflow);
-  w.exec = w.mask_stack.back().saved & m.win_mask();  // wave.exec
+  w.exec = w.mask_stack.back().saved & m.window().mask();  // wave.exec
   w.mask_stack.pop_back();
   return Flow::Next;
 }
@@ -110,7 +110,7 @@ Flow LNext::exec(Machine& m, WarpState& w, const Insn&) {  // branch.lnext
   if (w.mask_stack.empty()) return m.raise(w, isa::Event::MaskUnderflow);
   MaskEntry& top = w.mask_stack.back();
   if (top.kind != MaskKind::Loop) return m.raise(w, isa::Event::MaskMismatch);
-  w.exec |= top.other & m.win_mask();  // wave.exec
+  w.exec |= top.other & m.window().mask();  // wave.exec
   top.other = 0;
   return Flow::Next;
 }

@@ -27,9 +27,9 @@ inline void lanes_pure(Machine& m, WarpState& w, uint32_t* d, F&& f) {
   const uint32_t wave = m.wave();
   if (w.exec == m.full()) {
     for (uint32_t l = 0; l < wave; ++l) d[l] = f(l);
-  } else if (w.exec == m.win_mask()) {
-    const uint32_t hi = m.win_hi();
-    for (uint32_t l = m.win_lo(); l < hi; ++l) d[l] = f(l);
+  } else if (w.exec == m.window().mask()) {
+    const uint32_t hi = m.window().hi();
+    for (uint32_t l = m.window().lo(); l < hi; ++l) d[l] = f(l);
   } else {
     // exec.form, alu.form: an inactive lane keeps its destination bit for bit.
     // Every lane's result is blended into d under exec expanded to one word per
@@ -38,7 +38,7 @@ inline void lanes_pure(Machine& m, WarpState& w, uint32_t* d, F&& f) {
     // The loop over the whole wave is kept apart from the window's: with a
     // start of 0 it vectorises better, and normal mode is the common case.
     const uint32_t* on = m.exec_words(w);
-    const uint32_t lo = m.win_lo(), hi = m.win_hi();
+    const uint32_t lo = m.window().lo(), hi = m.window().hi();
     if (hi - lo == wave) {
       for (uint32_t l = 0; l < wave; ++l) d[l] = (f(l) & on[l]) | (d[l] & ~on[l]);
     } else {
@@ -145,7 +145,7 @@ struct CompareFam {
       // Each half's bits OR-reduced from kLaneBit: this vectorises, where setting
       // bit l of a 64-bit word (`<< l`) runs one lane at a time.
       // wave.window: the window's lanes only (every lane in normal mode).
-      const uint32_t first = m.win_lo(), end = m.win_hi(), n = end < 32 ? end : 32;
+      const uint32_t first = m.window().lo(), end = m.window().hi(), n = end < 32 ? end : 32;
       uint32_t lo = 0, hi = 0;
       auto all = [](bool x) { return 0u - static_cast<uint32_t>(x); };  // 0 or ~0
       for (uint32_t l = first; l < n; ++l) lo |= kLaneBit[l] & all(S::apply(a(l), b(l)));
@@ -395,11 +395,11 @@ struct ShuffleFam {
       return s < wave ? src[s] : 0u;
     };
     uint32_t* d = m.vreg(w, in.dst);
-    const uint32_t lo = m.win_lo(), hi = m.win_hi();
+    const uint32_t lo = m.window().lo(), hi = m.window().hi();
     if (w.exec == m.full()) {
       std::memcpy(src, a, wave * sizeof(uint32_t));
       for (uint32_t l = 0; l < wave; ++l) d[l] = gather(l);
-    } else if (w.exec == m.win_mask()) {
+    } else if (w.exec == m.window().mask()) {
       // wave.xlane: a sub-vector pass with its whole part active; the lanes of
       // the other parts are inactive and read 0.
       std::memset(src, 0, wave * sizeof(uint32_t));

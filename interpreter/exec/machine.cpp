@@ -1,54 +1,11 @@
 #include "exec/machine.h"
 
-#include <cstdio>
+#include <algorithm>
 #include <cstring>
 
 namespace simt::exec {
 
-std::optional<std::vector<uint32_t>> Outcome::words(std::string_view buffer) const {
-  for (const auto& b : buffers) {
-    if (b.name != buffer) continue;
-    std::vector<uint32_t> w(b.bytes.size() / 4);
-    for (size_t i = 0; i < w.size(); ++i)
-      w[i] = uint32_t{b.bytes[4 * i]} | uint32_t{b.bytes[4 * i + 1]} << 8 |
-             uint32_t{b.bytes[4 * i + 2]} << 16 | uint32_t{b.bytes[4 * i + 3]} << 24;
-    return w;
-  }
-  return std::nullopt;
-}
-
-std::string_view status_name(Status s) {
-  switch (s) {
-    case Status::Completed:
-      return "completed";
-    case Status::Trapped:
-      return "trapped";
-    case Status::Paused:
-      return "paused";
-    case Status::Deadlock:
-      return "deadlock";
-    case Status::Livelock:
-      return "livelock";
-    case Status::StepLimit:
-      return "step_limit";
-  }
-  return "completed";
-}
-
-std::optional<Status> find_status(std::string_view name) {
-  for (Status s : kAllStatuses)
-    if (status_name(s) == name) return s;
-  return std::nullopt;
-}
-
 namespace {
-
-uint64_t splitmix64(uint64_t& state) {  // exec.sched.random
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // Population count without a library call (the build targets baseline x86-64).
 inline uint64_t count_lanes(uint64_t x) {
@@ -105,33 +62,19 @@ Machine::Machine(std::shared_ptr<const Program> program) : prog_(std::move(progr
   wave_ = c.wave;
   full_ = wave_ == 64 ? ~0ull : ((1ull << wave_) - 1);
   nwarps_ = c.total_warps();
-  // wave.parts: part p is lanes p*simd to (p+1)*simd - 1.
-  simd_ = c.simd_width();
-  parts_ = wave_ / simd_;
-  for (uint32_t p = 0; p < parts_; ++p)
-    part_masks_[p] = (simd_ == 64 ? ~0ull : ((1ull << simd_) - 1)) << (p * simd_);
-  shared_base_ = prog_->shared_base;
-  for (uint32_t t = 0; t <= parts_; ++t) {
-    const size_t shift = t == 0 ? 0 : size_t{t - 1} * simd_;
-    voffs_[t].resize(prog_->vregs_alloc);
-    for (uint32_t r = 0; r < prog_->vregs_alloc; ++r)
-      voffs_[t][r] = (size_t{r} + 1) * wave_ - (r >= shared_base_ ? shift : 0);
-  }
-  win_lo_ = 0, win_hi_ = win_n_ = wave_, win_mask_ = full_;
-  voff_ = voffs_[0].data();
+  win_.init(wave_, c.simd_width(), prog_->vregs_alloc, prog_->shared_base);
+  sched_.init(c.policy, nwarps_);
   lane_ids_.resize(wave_);
   for (uint32_t l = 0; l < wave_; ++l) lane_ids_[l] = l;
   exec_memo_.assign(nwarps_, ExecMemo{});  // mask 0: no lane, all words zero
   exec_words_.assign(size_t{nwarps_} * wave_, 0);
-  // exec.livelock: with the random policy the scheduler's generator state is part
-  // of the machine state and never recurs in practice; detection is off.
-  livelock_enabled_ = c.livelock_check && c.policy != Policy::Random;
-  // trap.host: host actions (and what they start) are work at the step boundary.
   // With one warp every policy but random (which still draws) picks warp 0.
   one_warp_ = nwarps_ == 1 && c.policy != Policy::Random;
   init_state();
-  update_async();
-  det_.tortoise = st_;
+  // exec.livelock: with the random policy the scheduler's generator state is part
+  // of the machine state and never recurs in practice; detection is off.
+  live_.init(c.livelock_check && c.policy != Policy::Random, st_);
+  refresh();
 }
 
 // state.init
@@ -161,16 +104,12 @@ void Machine::init_state() {
       if (v) st_.mem.hash ^= mem_word_hash(i, wd, v);
     }
   }
-  st_.cores.assign(c.cores, CoreState{});
-  if (prog_->handler)  // trap.install: `.handler LABEL` on every core
-    for (auto& core : st_.cores) core.tba = *prog_->handler, core.tba_valid = true;
-  st_.gesr_cores = 0;
   st_.barriers.assign(c.workgroups, BarrierState{});
-  st_.global_esr = 0;
-  st_.host_next = 0;
-  st_.vtable = -1;
-  st_.rr_cursor = 0;
-  st_.rng = c.seed;
+  st_.trap = TrapState{};
+  st_.trap.cores.assign(c.cores, CoreState{});
+  if (prog_->handler)  // trap.install: `.handler LABEL` on every core
+    for (auto& core : st_.trap.cores) core.tba = *prog_->handler, core.tba_valid = true;
+  st_.sched = SchedState{0, c.seed};
   done_count_ = 0;
 }
 
@@ -234,12 +173,12 @@ uint32_t Machine::special(const WarpState& w, isa::Special s) const {
     case isa::Special::Tgid:
     case isa::Special::Gesr: {
       if (!w.in_handler) return 0;
-      const uint32_t core = core_of(gw);
-      const CoreState& cs = st_.cores[core];
+      const uint32_t core = trap_.core_of(gw);
+      const CoreState& cs = st_.trap.cores[core];
       if (s == isa::Special::Tgid) return cs.tgid;
       if (gw != cs.tgid) return 0;
       if (s == isa::Special::Esr) return cs.esr;
-      return (st_.gesr_cores >> core) & 1 ? st_.global_esr : 0;
+      return (st_.trap.gesr_cores >> core) & 1 ? st_.trap.global_esr : 0;
     }
     case isa::Special::kCount:
       break;
@@ -260,27 +199,23 @@ void Machine::write_special(WarpState& w, isa::Special s, uint32_t v) {
     case isa::Special::ExecHi:
       e = (e & 0xffffffffull) | (uint64_t{v} << 32);
       break;
-    default:
+    case isa::Special::Lane:  // not writable (isa::special_info(s).writable): the
+    case isa::Special::Warp:  // validator rejects such a write
+    case isa::Special::GWarp:
+    case isa::Special::Wg:
+    case isa::Special::Core:
+    case isa::Special::Wave:
+    case isa::Special::Simd:
+    case isa::Special::NWarps:
+    case isa::Special::NWg:
+    case isa::Special::Esr:
+    case isa::Special::Tgid:
+    case isa::Special::Gesr:
+    case isa::Special::kCount:
       return;
   }
   // wave.exec: in a sub-vector region only the current part's lanes are kept.
-  w.exec = e & w.live & win_mask_;
-}
-
-// wave.window: normal mode acts on every lane; a part's pass on the part's lanes,
-// where a shared register's lane p*simd + i addresses lane i's storage.
-void Machine::set_window(const WarpState& w) {
-  win_key_ = window_key(w);
-  if (w.mode == WaveMode::Normal || w.part >= parts_) {
-    win_lo_ = 0, win_hi_ = win_n_ = wave_, win_mask_ = full_;
-    voff_ = voffs_[0].data();
-    return;
-  }
-  win_lo_ = w.part * simd_;
-  win_hi_ = win_lo_ + simd_;
-  win_n_ = simd_;
-  win_mask_ = part_masks_[w.part];
-  voff_ = voffs_[1 + w.part].data();
+  w.exec = e & w.live & win_.mask();
 }
 
 Flow Machine::raise(const WarpState& w, isa::Event e, int32_t lane, uint32_t addr, uint16_t space) {
@@ -319,66 +254,28 @@ Flow Machine::barrier_arrive(WarpState& w) {
   return Flow::Jump;
 }
 
-void Machine::warp_done(WarpState& w) {
-  w.status = WarpStatus::Done;
-  ++done_count_;
-}
-
-// exec.sched.*
-template <class Ok>
-int Machine::pick_among(Ok ok) {
-  switch (prog_->config.policy) {
-    case Policy::RoundRobin:
-      for (uint32_t i = 0, c = st_.rr_cursor; i < nwarps_; ++i, c = (c + 1 == nwarps_ ? 0 : c + 1))
-        if (ok(c)) return static_cast<int>(c);
-      return -1;
-    case Policy::LowestPcFirst: {
-      int best = -1;
-      for (uint32_t i = 0; i < nwarps_; ++i)
-        if (ok(i) && (best < 0 || st_.warps[i].pc < st_.warps[static_cast<size_t>(best)].pc))
-          best = static_cast<int>(i);
-      return best;
-    }
-    case Policy::OldestFirst:
-      for (uint32_t i = 0; i < nwarps_; ++i)
-        if (ok(i)) return static_cast<int>(i);
-      return -1;
-    case Policy::Random: {
-      uint32_t ready = 0;
-      for (uint32_t i = 0; i < nwarps_; ++i) ready += ok(i);
-      // exec.sched.random: a step draws; with no warp ready there is no step
-      // (the launch ends, or the host acts at once, trap.host), and no draw.
-      if (ready == 0) return -1;
-      uint64_t r = splitmix64(st_.rng);
-      uint32_t k = static_cast<uint32_t>(r % ready);
-      for (uint32_t i = 0; i < nwarps_; ++i)
-        if (ok(i) && k-- == 0) return static_cast<int>(i);
-      return -1;
-    }
-  }
-  return -1;
-}
-
 // trap.single_step: a warp of a core in a round only if it is owed a step. Kept
 // out of pick() so that the common case stays a small function.
 // The picked warp steps now, so its debt is paid here.
 [[gnu::noinline]] int Machine::pick_stepping() {
-  const int wi = pick_among(
-      [this](uint32_t i) { return st_.warps[i].status == WarpStatus::Ready && round_eligible(i); });
+  const int wi = sched_.pick(st_.sched, st_.warps.data(), [this](uint32_t i) {
+    return st_.warps[i].status == WarpStatus::Ready && trap_.round_eligible(i);
+  });
   if (wi >= 0) st_.warps[static_cast<size_t>(wi)].ss_owed = false;
   return wi;
 }
 
 int Machine::pick() {
-  if (stepping_) [[unlikely]]
+  if (trap_.stepping()) [[unlikely]]
     return pick_stepping();
   const WarpState* ws = st_.warps.data();
-  return pick_among([ws](uint32_t i) { return ws[i].status == WarpStatus::Ready; });
+  return sched_.pick(st_.sched, ws, [ws](uint32_t i) { return ws[i].status == WarpStatus::Ready; });
 }
 
-std::optional<Status> Machine::finish(Status s) {
-  final_ = s;
-  return s;
+Status Machine::no_ready_status() const {
+  for (const auto& w : st_.warps)
+    if (w.status == WarpStatus::Paused) return Status::Paused;
+  return Status::Deadlock;
 }
 
 void Machine::refill_exec_words(uint32_t warp, uint64_t exec) {
@@ -386,63 +283,92 @@ void Machine::refill_exec_words(uint32_t warp, uint64_t exec) {
   exec_memo_[warp] = ExecMemo{exec, static_cast<uint32_t>(count_lanes(exec))};
 }
 
-// exec.step
-std::optional<Status> Machine::advance(uint64_t n) {
-  if (final_) return final_;
-  const uint64_t max_steps = prog_->config.max_steps;
-  const bool rr = prog_->config.policy == Policy::RoundRobin;
-  for (uint64_t k = 0; k < n; ++k) {
-    if (done_count_ == nwarps_) return finish(Status::Completed);
-    if (steps_ >= max_steps) return finish(Status::StepLimit);
-    if (boundary_due())  // trap.boundary
-      if (auto s = boundary()) return finish(*s);
-    int wi = single_ ? (st_.warps[0].status == WarpStatus::Ready ? 0 : -1) : pick();
-    if (wi < 0) {
-      if (apply_idle_actions()) {  // trap.host: not a step
+void Machine::refresh() {
+  trap_.refresh();
+  single_ = one_warp_ && !trap_.stepping();  // single-step needs pick_stepping()
+  live_.set_waiting(trap_.host_actions_remain());
+  attend_at_ = attend_threshold();
+}
+
+// exec.step: before the scheduler picks, the launch may have ended (every warp
+// done, the step limit), and the step boundary may have work (trap.boundary).
+std::optional<Status> Machine::attend() {
+  if (done_count_ == nwarps_) return Status::Completed;
+  if (steps_ >= prog_->config.max_steps) return Status::StepLimit;
+  if (steps_ >= trap_.due())
+    if (auto s = trap_.boundary()) return s;
+  attend_at_ = attend_threshold();
+  return std::nullopt;
+}
+
+// exec.step. The loop is written once, for two kinds of launch: `One` when a
+// single warp runs under a policy that does not draw and without single-step
+// (single_: the scheduler's choice is warp 0 whenever it is ready, and the
+// round-robin cursor stays 0), any launch otherwise. It returns after `n` steps,
+// when the launch ends, or (One) as soon as single_ no longer holds; `k` counts
+// the steps taken.
+template <bool One>
+std::optional<Status> Machine::steps_loop(uint64_t n, uint64_t& k) {
+  for (; k < n; ++k) {
+    // The launch's end, the step limit, the step boundary's work: one comparison.
+    if (steps_ >= attend_at_) [[unlikely]] {
+      if (auto s = attend()) return finish(*s);
+      if (One && !single_) return std::nullopt;
+    }
+    int wi;
+    if constexpr (One)
+      wi = st_.warps[0].status == WarpStatus::Ready ? 0 : -1;
+    else
+      wi = pick();
+    if (wi < 0) [[unlikely]] {
+      if (trap_.apply_idle_actions()) {  // trap.host: not a step
+        if (One && !single_) return std::nullopt;
         --k;
         continue;
       }
       return finish(no_ready_status());  // exec.status.deadlock, trap.paused
     }
-    WarpState& w = st_.warps[static_cast<size_t>(wi)];
-    if (window_key(w) != win_key_) [[unlikely]]
-      set_window(w);  // wave.window
+    const auto g = static_cast<uint32_t>(wi);
+    WarpState& w = st_.warps[g];
+    if (!win_.fits(w)) [[unlikely]]
+      win_.set(w);  // wave.window
     const uint64_t exec = w.exec;
-    if (trace_) trace_(TraceRecord{steps_, static_cast<uint32_t>(wi), w.pc, exec});
-    // exec.form: with a partial exec, the warp's exec words (exec_words) are
-    // brought up to date before the instruction runs, however exec last changed.
-    const ExecMemo& memo = exec_memo_[static_cast<size_t>(wi)];
-    // With every lane of the window active (every lane in normal mode, the whole
-    // part in a sub-vector pass) the instruction needs no exec words.
-    if (exec != win_mask_) {
-      if (exec != memo.mask) refill_exec_words(static_cast<uint32_t>(wi), exec);
-      step_words_ = exec_words_.data() + static_cast<size_t>(wi) * wave_;
+    if (trace_) [[unlikely]]
+      trace_(TraceRecord{steps_, g, w.pc, exec});
+    // exec.form: with every lane of the window active (every lane in normal mode,
+    // the whole part in a sub-vector pass) the instruction needs no exec words;
+    // otherwise they are brought up to date before it runs.
+    uint32_t active = win_.lanes();
+    if (exec != win_.mask()) {
+      if (exec != exec_memo_[g].mask) refill_exec_words(g, exec);
+      step_words_ = exec_words_.data() + size_t{g} * wave_;
+      active = exec_memo_[g].lanes;
     }
     Flow f = w.pc < size_ ? insns_[w.pc].fn(*this, w, insns_[w.pc])
                           : raise(w, isa::Event::PcRange);  // event.pc_range
-    if (f == Flow::Event) {  // trap.entry, or the launch ends (exec.status.trapped)
-      if (auto s = take_event(w)) return finish(*s);
+    if (f == Flow::Event) [[unlikely]] {  // trap.entry, or the launch ends (exec.status.trapped)
+      if (auto s = trap_.take_event(w)) return finish(*s);
       f = Flow::Jump;
     }
-    assert(all_or_none(core_of(static_cast<uint32_t>(wi))));  // trap.allornone
+    assert(trap_.all_or_none(trap_.core_of(g)));  // trap.allornone
     if (f == Flow::Next) ++w.pc;
     ++steps_;
-    lane_ops_ += exec == win_mask_ ? win_n_ : memo.lanes;
-    if (rr)
-      st_.rr_cursor = static_cast<uint32_t>(wi) + 1 == nwarps_ ? 0 : static_cast<uint32_t>(wi) + 1;
-    if (livelock_active_) {
-      // The full comparison can only succeed when the warp that just stepped is
-      // back at the PC it had in the saved state; checking that first keeps the
-      // per-step cost to one comparison on most steps.
-      if (w.pc == det_.tortoise.warps[static_cast<size_t>(wi)].pc &&
-          check_livelock(static_cast<size_t>(wi)))
+    lane_ops_ += active;
+    if constexpr (!One) sched_.stepped(st_.sched, g);
+    if (live_.active()) {
+      if (live_.repeats(st_, g, w.pc)) [[unlikely]]
         return finish(Status::Livelock);
-      if (++det_.lam == det_.power) {
-        det_.tortoise = st_;
-        det_.power *= 2;
-        det_.lam = 0;
-      }
+      live_.tick(st_);
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<Status> Machine::advance(uint64_t n) {
+  if (final_) return final_;
+  for (uint64_t k = 0; k < n;) {
+    auto s = single_ ? steps_loop<true>(n, k) : steps_loop<false>(n, k);
+    if (s) return s;
   }
   if (done_count_ == nwarps_) return finish(Status::Completed);
   return std::nullopt;
@@ -451,27 +377,6 @@ std::optional<Status> Machine::advance(uint64_t n) {
 Outcome Machine::run() {
   advance(~0ull);
   return outcome();
-}
-
-// exec.livelock: Brent's cycle detection over the full machine state. The state
-// after the latest step is compared with the state recorded after step 2^k - 1
-// (advance() records it); equal states mean the deterministic machine repeats
-// forever. Cheap control fields are compared before the registers and memory.
-bool Machine::check_livelock(size_t stepped) {
-  const MachineState& t = det_.tortoise;
-  bool same =
-      st_.rr_cursor == t.rr_cursor && st_.mem.hash == t.mem.hash && st_.barriers == t.barriers;
-  for (size_t i = 0; same && i < st_.warps.size(); ++i) {
-    const WarpState& a = st_.warps[i];
-    const WarpState& b = t.warps[i];
-    same = a.pc == b.pc && a.exec == b.exec && a.live == b.live && a.status == b.status &&
-           a.mask_stack.size() == b.mask_stack.size() && a.pc_stack.size() == b.pc_stack.size();
-  }
-  // A loop's counter usually differs: the registers of the warp that just
-  // stepped are compared before the whole state.
-  const WarpState& a = st_.warps[stepped];
-  const WarpState& b = t.warps[stepped];
-  return same && a.sregs == b.sregs && a.vregs == b.vregs && a.preds == b.preds && st_ == t;
 }
 
 Outcome Machine::outcome() const {
@@ -489,112 +394,98 @@ Outcome Machine::outcome() const {
 }
 
 Snapshot Machine::snapshot() const {
-  return Snapshot{prog_->fingerprint, st_, steps_, lane_ops_, det_, final_, event_};
+  return Snapshot{prog_->fingerprint, st_, steps_, lane_ops_, live_.detector(), final_, event_};
 }
 
 bool Machine::restore(const Snapshot& s) {
   if (s.program != prog_->fingerprint) return false;  // another program or configuration
   const MachineState& n = s.state;
   if (n.warps.size() != st_.warps.size() || n.mem.buffers.size() != st_.mem.buffers.size() ||
-      n.barriers.size() != st_.barriers.size() || n.cores.size() != st_.cores.size())
+      n.barriers.size() != st_.barriers.size() || n.trap.cores.size() != st_.trap.cores.size())
     return false;
   for (size_t i = 0; i < n.warps.size(); ++i) {
     const WarpState& w = n.warps[i];
     if (w.vregs.size() != st_.warps[i].vregs.size() ||
         w.sregs.size() != st_.warps[i].sregs.size() ||
         w.mask_stack.size() > prog_->config.mask_depth ||
-        w.pc_stack.size() > prog_->config.call_depth || w.part >= parts_ || w.user_part >= parts_)
+        w.pc_stack.size() > prog_->config.call_depth || w.part >= win_.parts() ||
+        w.user_part >= win_.parts())
       return false;
   }
   st_ = n;
   steps_ = s.steps;
   lane_ops_ = s.lane_ops;
-  det_ = s.detector;
+  live_.set_detector(s.detector);
   final_ = s.final;
   event_ = s.final == Status::Trapped ? s.event : std::nullopt;
   done_count_ = 0;
   for (const auto& w : st_.warps) done_count_ += w.status == WarpStatus::Done;
-  update_async();
+  refresh();
   return true;
 }
 
+// Every field of the state is hashed: each struct is taken apart with a
+// structured binding, which does not compile once the struct gains a field until
+// the field is named here (and in tests/snapshot_test.cpp's StateFields).
 uint64_t Machine::hash() const {
   Hasher h;
-  for (const auto& w : st_.warps) {
-    h.u64(w.pc);
-    h.u64(w.exec);
-    h.u64(w.live);
-    h.u64(static_cast<uint64_t>(w.status) | uint64_t{static_cast<uint8_t>(w.mode)} << 8 |
-          uint64_t{w.part} << 16 | uint64_t{w.in_handler} << 24 | uint64_t{w.ss_owed} << 25 |
-          uint64_t{static_cast<uint8_t>(w.user_mode)} << 32 | uint64_t{w.user_part} << 40);
-    h.u64(w.region_pc);  // wave.state
-    h.u64(w.region_other);
-    h.u64(w.sp);
+  for (const WarpState& w : st_.warps) {
+    const auto& [pc, exec, live, status, mode, part, region_pc, region_other, user_mode, user_part,
+                 in_handler, ss_owed, sp, mask_stack, pc_stack, user_mask_stack, user_pc_stack,
+                 sregs, vregs, preds] = w;
+    h.u64(pc);
+    h.u64(exec);
+    h.u64(live);
+    h.u64(static_cast<uint64_t>(status) | uint64_t{static_cast<uint8_t>(mode)} << 8 |
+          uint64_t{part} << 16 | uint64_t{in_handler} << 24 | uint64_t{ss_owed} << 25 |
+          uint64_t{static_cast<uint8_t>(user_mode)} << 32 | uint64_t{user_part} << 40);
+    h.u64(region_pc);  // wave.state
+    h.u64(region_other);
+    h.u64(sp);
     // The mask and PC stacks, and the user's set aside in handler mode (trap.context).
-    for (const auto* stacks : {&w.mask_stack, &w.user_mask_stack}) {
-      h.u64(stacks->size());
-      for (const auto& e : *stacks) {
-        h.u64(e.saved);
-        h.u64(e.other);
-        h.u64(static_cast<uint64_t>(e.kind));
+    for (const auto* stack : {&mask_stack, &user_mask_stack}) {
+      h.u64(stack->size());
+      for (const MaskEntry& e : *stack) {
+        const auto& [saved, other, kind] = e;
+        h.u64(saved);
+        h.u64(other);
+        h.u64(static_cast<uint64_t>(kind));
       }
     }
-    h.vec(w.pc_stack);
-    h.vec(w.user_pc_stack);
-    h.vec(w.sregs);
-    h.vec(w.vregs);
-    for (uint64_t p : w.preds) h.u64(p);
+    h.vec(pc_stack);
+    h.vec(user_pc_stack);
+    h.vec(sregs);
+    h.vec(vregs);
+    for (uint64_t p : preds) h.u64(p);
   }
-  for (const auto& b : st_.mem.buffers) h.vec(b);
-  for (const auto& s : st_.mem.slm) h.vec(s);
-  h.vec(st_.mem.stack);
-  for (const auto& c : st_.cores) {
-    h.u64(c.esr);
-    h.u64(c.tgid);
-    h.u64(c.tba);
-    h.u64(c.tba_valid | uint64_t{c.single_step} << 1 | uint64_t{c.round_open} << 2 |
-          uint64_t{c.resume} << 3);
-    h.vec(c.pending);
+  const auto& [buffers, slm, stack, mem_hash] = st_.mem;
+  (void)mem_hash;  // a cache of the bytes hashed here
+  for (const auto& b : buffers) h.vec(b);
+  for (const auto& s : slm) h.vec(s);
+  h.vec(stack);
+  const auto& [cores, global_esr, gesr_cores, host_next, vtable] = st_.trap;
+  for (const CoreState& c : cores) {
+    const auto& [esr, tgid, tba, tba_valid, pending, single_step, round_open, resume] = c;
+    h.u64(esr);
+    h.u64(tgid);
+    h.u64(tba);
+    h.u64(tba_valid | uint64_t{single_step} << 1 | uint64_t{round_open} << 2 |
+          uint64_t{resume} << 3);
+    h.vec(pending);
   }
-  for (const auto& b : st_.barriers) h.u64(b.arrived);
-  h.u64(st_.global_esr);
-  h.u64(st_.gesr_cores);
-  h.u64(st_.host_next | uint64_t{static_cast<uint32_t>(st_.vtable)} << 32);
-  h.u64(st_.rr_cursor);
-  h.u64(st_.rng);
+  for (const BarrierState& b : st_.barriers) {
+    const auto& [arrived] = b;
+    h.u64(arrived);
+  }
+  h.u64(global_esr);
+  h.u64(gesr_cores);
+  h.u64(host_next | uint64_t{static_cast<uint32_t>(vtable)} << 32);
+  const auto& [cursor, rng] = st_.sched;
+  h.u64(cursor);
+  h.u64(rng);
+  // MachineState itself: the parts above, in its order.
+  [[maybe_unused]] const auto& [warps_, mem_, barriers_, trap_state, sched_state] = st_;
   return mix(h.h);
-}
-
-// exec.trace.format
-std::string format_trace(const Program& p, const TraceRecord& r) {
-  char head[160];
-  int digits = static_cast<int>((p.config.wave + 3) / 4);
-  if (r.kind == TraceKind::Enter) {  // trap.entry
-    const auto code = static_cast<isa::Event>(r.cause & 0xff);
-    std::snprintf(head, sizeof head, "#%llu core %u enters its handler at pc=%u: %s",
-                  static_cast<unsigned long long>(r.step), r.core, r.pc,
-                  std::string(isa::event_name(code)).c_str());
-    std::string out = head;
-    if (r.cause >> 8) out += " code " + std::to_string(r.cause >> 8);
-    return out + ", raised by w" + std::to_string(r.warp);
-  }
-  if (r.kind == TraceKind::Resume) {  // trap.join, trap.resume
-    std::snprintf(head, sizeof head, "#%llu w%u leaves the handler of core %u: pc=%u exec=0x%0*llx",
-                  static_cast<unsigned long long>(r.step), r.warp, r.core, r.pc, digits,
-                  static_cast<unsigned long long>(r.exec));
-    return head;
-  }
-  std::snprintf(head, sizeof head, "#%llu w%u pc=%u exec=0x%0*llx ",
-                static_cast<unsigned long long>(r.step), r.warp, r.pc, digits,
-                static_cast<unsigned long long>(r.exec));
-  std::string out = head;
-  if (r.pc < p.text.size()) {
-    out += p.text[r.pc];
-    out += "  ; line " + std::to_string(p.spans[r.pc].line);
-  } else {
-    out += "<past the end of the program>";
-  }
-  return out;
 }
 
 }  // namespace simt::exec

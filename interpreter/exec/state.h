@@ -66,7 +66,7 @@ struct WarpState {
   std::array<uint64_t, isa::kNumPreds + 1> preds{};  // preds[kPredTrue] is all ones
   bool operator==(const WarpState&) const = default;
 };
-// Machine::window_key reads mode and part as one 16-bit word.
+// Window::fits reads mode and part as one 16-bit word (exec/window.h).
 static_assert(offsetof(WarpState, part) == offsetof(WarpState, mode) + 1);
 
 // Per-core trap-controller registers (state.core): ESR, TGID, TBA.
@@ -100,17 +100,34 @@ struct MemoryState {
   bool operator==(const MemoryState&) const = default;
 };
 
+// exec.sched.*: the scheduler's state (exec/scheduler.h).
+struct SchedState {
+  uint32_t cursor = 0;  // round_robin: next warp to consider
+  uint64_t rng = 0;     // random: SplitMix64 state
+  bool operator==(const SchedState&) const = default;
+};
+
+// trap.state: the trap unit's state beside the warps' own (exec/trap_unit.h): the
+// cores' controllers, the global ESR, the host script's position, the bound
+// vector table.
+struct TrapState {
+  std::vector<CoreState> cores;
+  uint32_t global_esr = 0;
+  uint64_t gesr_cores = 0;  // trap.gesr: cores that have not cleared the global ESR
+  uint32_t host_next = 0;   // trap.host: the host script's next action
+  int32_t vtable = -1;      // trap.vector: the bound vector table, or -1
+  bool operator==(const TrapState&) const = default;
+};
+
+// The whole state, one comparable value: the warps (with their mask and PC
+// stacks, registers, sub-vector and handler state), memory, barriers, and the
+// scheduler's and the trap unit's state.
 struct MachineState {
   std::vector<WarpState> warps;  // by global warp id
   MemoryState mem;
-  std::vector<CoreState> cores;
   std::vector<BarrierState> barriers;  // one per workgroup
-  uint32_t global_esr = 0;
-  uint64_t gesr_cores = 0;  // trap.gesr: cores that have not cleared the global ESR
-  uint32_t host_next = 0;   // trap.state: the host script's next action
-  int32_t vtable = -1;      // trap.vector: the bound vector table, or -1
-  uint32_t rr_cursor = 0;   // round_robin: next warp to consider
-  uint64_t rng = 0;         // random: SplitMix64 state
+  TrapState trap;
+  SchedState sched;
   bool operator==(const MachineState&) const = default;
 };
 

@@ -5,6 +5,7 @@
 
 #include "exec/machine.h"
 #include "exec/semantics.h"
+#include "exec/trap_unit.h"
 
 namespace simt::exec {
 
@@ -30,27 +31,27 @@ enum FrameWord : uint32_t {
 
 }  // namespace
 
-uint32_t Machine::core_of(uint32_t g) const {
-  return (g / prog_->config.warps) % prog_->config.cores;
+uint32_t TrapUnit::core_of(uint32_t g) const {
+  return (g / m_.prog_->config.warps) % m_.prog_->config.cores;
 }
 
-uint8_t* Machine::frame_bytes(uint32_t g) {
-  WarpState& w = st_.warps[g];
-  return st_.mem.stack.data() + size_t{g} * prog_->config.stack + w.sp;
+uint8_t* TrapUnit::frame_bytes(uint32_t g) {
+  WarpState& w = m_.st_.warps[g];
+  return m_.st_.mem.stack.data() + size_t{g} * m_.prog_->config.stack + w.sp;
 }
 
-uint32_t Machine::frame_word(uint32_t g, uint32_t off) {
+uint32_t TrapUnit::frame_word(uint32_t g, uint32_t off) {
   const uint8_t* b = frame_bytes(g) + off;
   return uint32_t{b[0]} | uint32_t{b[1]} << 8 | uint32_t{b[2]} << 16 | uint32_t{b[3]} << 24;
 }
 
-void Machine::set_frame_word(uint32_t g, uint32_t off, uint32_t v) {
+void TrapUnit::set_frame_word(uint32_t g, uint32_t off, uint32_t v) {
   uint8_t* b = frame_bytes(g) + off;
   for (int i = 0; i < 4; ++i) b[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
 // trap.cause
-uint32_t Machine::cause_word(isa::Event e, uint32_t payload) {
+uint32_t TrapUnit::cause_word(isa::Event e, uint32_t payload) {
   return static_cast<uint32_t>(e) | (payload & 0xffffffu) << 8;
 }
 
@@ -58,25 +59,25 @@ uint32_t Machine::cause_word(isa::Event e, uint32_t payload) {
 // (trap.resume.pc); the others resume where they are. Returns false (and records
 // frame_overflow, trap.frame.room) when a warp has no room for its frame. The
 // core must have an entering warp.
-bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint32_t resume_pc,
-                            const EventInfo* ev) {
-  const LaunchConfig& c = prog_->config;
-  CoreState& cs = st_.cores[core];
+bool TrapUnit::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint32_t resume_pc,
+                             const EventInfo* ev) {
+  const LaunchConfig& c = m_.prog_->config;
+  CoreState& cs = m_.st_.trap.cores[core];
   // 2. The entering warps: ready or waiting at a barrier, on this core.
   entering_.clear();
-  for (uint32_t g = 0; g < nwarps_; ++g) {
-    const WarpStatus s = st_.warps[g].status;
+  for (uint32_t g = 0; g < m_.nwarps_; ++g) {
+    const WarpStatus s = m_.st_.warps[g].status;
     if (core_of(g) == core && (s == WarpStatus::Ready || s == WarpStatus::Barrier))
       entering_.push_back(g);
   }
   // trap.frame.room: checked before anything changes.
   for (uint32_t g : entering_) {
-    if (st_.warps[g].sp < kFrameBytes) {
+    if (m_.st_.warps[g].sp < kFrameBytes) {
       EventInfo fo;
       fo.code = isa::Event::FrameOverflow;
       fo.warp = g;
-      fo.pc = st_.warps[g].pc;
-      event_ = std::move(fo);
+      fo.pc = m_.st_.warps[g].pc;
+      m_.event_ = std::move(fo);
       return false;
     }
   }
@@ -84,17 +85,17 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
   // frame records which warps were waiting (trap.frame, offset 20).
   unwound_.assign(entering_.size(), 0);
   for (size_t i = 0; i < entering_.size(); ++i) {
-    WarpState& w = st_.warps[entering_[i]];
+    WarpState& w = m_.st_.warps[entering_[i]];
     if (w.status != WarpStatus::Barrier) continue;
     unwound_[i] = 1;
     w.status = WarpStatus::Ready;
   }
   for (uint32_t wg = 0; wg < c.workgroups; ++wg)
-    if (wg % c.cores == core) st_.barriers[wg].arrived = 0;
+    if (wg % c.cores == core) m_.st_.barriers[wg].arrived = 0;
   // 4. Frames, in ascending global id.
   for (size_t i = 0; i < entering_.size(); ++i) {
     const uint32_t g = entering_[i];
-    WarpState& w = st_.warps[g];
+    WarpState& w = m_.st_.warps[g];
     const bool raised = g == raiser;
     const uint32_t old_sp = w.sp;
     w.sp -= kFrameBytes;
@@ -113,8 +114,8 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
     set_frame_word(g, kFrameLane, with_lane ? static_cast<uint32_t>(ev->lane) : 0xffffffffu);
     const bool mem_event = raised && ev && !ev->space.empty();
     set_frame_word(g, kFrameAddr, mem_event ? ev->addr : 0);
-    // trap.frame: the buffer's index in declaration order (event_space_), 0xffff for slm.
-    const uint32_t space = event_space_ == kSpaceSlm ? 0xffffu : event_space_;
+    // trap.frame: the buffer's index in declaration order (the event's space), 0xffff for slm.
+    const uint32_t space = m_.event_space_ == kSpaceSlm ? 0xffffu : m_.event_space_;
     set_frame_word(g, kFrameSpace, mem_event ? space : 0xffffffffu);
     set_frame_word(g, kFrameRaiser, raised ? 1 : 0);
   }
@@ -125,7 +126,7 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
   cs.round_open = false;
   // 6. The handler's context.
   for (uint32_t g : entering_) {
-    WarpState& w = st_.warps[g];
+    WarpState& w = m_.st_.warps[g];
     w.in_handler = true;
     w.pc = cs.tba;
     w.exec = w.live;
@@ -141,49 +142,49 @@ bool Machine::enter_handler(uint32_t core, uint32_t raiser, uint32_t cause, uint
     w.mode = WaveMode::Normal;
     w.part = 0;
   }
-  if (trace_)
-    trace_(
-        TraceRecord{steps_, raiser, cs.tba, st_.warps[raiser].exec, TraceKind::Enter, core, cause});
+  if (m_.trace_)
+    m_.trace_(TraceRecord{m_.steps_, raiser, cs.tba, m_.st_.warps[raiser].exec, TraceKind::Enter,
+                          core, cause});
   return true;
 }
 
 // An event raised by the instruction warp `w` just ran (exec.status.trapped,
 // trap.double, trap.none, trap.entry). Returns the status that ends the launch,
 // or nothing when the core entered its handler.
-std::optional<Status> Machine::take_event(WarpState& w) {
-  assert(event_);
+std::optional<Status> TrapUnit::take_event(WarpState& w) {
+  assert(m_.event_);
   if (w.in_handler) {  // trap.double
-    event_->inner = event_->code;
-    event_->code = isa::Event::DoubleFault;
+    m_.event_->inner = m_.event_->code;
+    m_.event_->code = isa::Event::DoubleFault;
     return Status::Trapped;
   }
-  const uint32_t g = warp_id(w);
+  const uint32_t g = m_.warp_id(w);
   const uint32_t core = core_of(g);
-  if (!st_.cores[core].tba_valid) return Status::Trapped;  // trap.none
-  const bool sys = event_->code == isa::Event::Syscall;
-  const uint32_t cause = cause_word(event_->code, event_->payload);
-  const EventInfo ev = *event_;
+  if (!m_.st_.trap.cores[core].tba_valid) return Status::Trapped;  // trap.none
+  const bool sys = m_.event_->code == isa::Event::Syscall;
+  const uint32_t cause = cause_word(m_.event_->code, m_.event_->payload);
+  const EventInfo ev = *m_.event_;
   if (!enter_handler(core, g, cause, sys ? w.pc + 1 : w.pc, &ev)) return Status::Trapped;
-  event_.reset();
+  m_.event_.reset();
   return std::nullopt;
 }
 
 // trap.join: once no warp of the core is still running handler code, the
 // returned warps resume.
-void Machine::try_join(uint32_t core) {
-  for (uint32_t g = 0; g < nwarps_; ++g) {
-    const WarpState& w = st_.warps[g];
+void TrapUnit::try_join(uint32_t core) {
+  for (uint32_t g = 0; g < m_.nwarps_; ++g) {
+    const WarpState& w = m_.st_.warps[g];
     if (core_of(g) == core && w.in_handler &&
         (w.status == WarpStatus::Ready || w.status == WarpStatus::Barrier))
       return;
   }
-  for (uint32_t g = 0; g < nwarps_; ++g)
-    if (core_of(g) == core && st_.warps[g].status == WarpStatus::Returned) resume_warp(g);
+  for (uint32_t g = 0; g < m_.nwarps_; ++g)
+    if (core_of(g) == core && m_.st_.warps[g].status == WarpStatus::Returned) resume_warp(g);
 }
 
 // trap.resume
-void Machine::resume_warp(uint32_t g) {
-  WarpState& w = st_.warps[g];
+void TrapUnit::resume_warp(uint32_t g) {
+  WarpState& w = m_.st_.warps[g];
   const uint64_t exec =
       uint64_t{frame_word(g, kFrameExecLo)} | uint64_t{frame_word(g, kFrameExecHi)} << 32;
   w.pc = frame_word(g, kFramePc);
@@ -192,7 +193,7 @@ void Machine::resume_warp(uint32_t g) {
   w.part = w.user_part;
   w.user_mode = WaveMode::Normal;
   w.user_part = 0;
-  w.exec = exec & w.live & (w.mode == WaveMode::SubVector ? part_mask(w.part) : full_);
+  w.exec = exec & w.live & (w.mode == WaveMode::SubVector ? m_.win_.part_mask(w.part) : m_.full_);
   w.sp += kFrameBytes;
   w.mask_stack.swap(w.user_mask_stack);
   w.pc_stack.swap(w.user_pc_stack);
@@ -200,13 +201,14 @@ void Machine::resume_warp(uint32_t g) {
   w.user_pc_stack.clear();
   w.in_handler = false;
   w.status = WarpStatus::Ready;
-  if (trace_) trace_(TraceRecord{steps_, g, w.pc, w.exec, TraceKind::Resume, core_of(g), 0});
+  if (m_.trace_)
+    m_.trace_(TraceRecord{m_.steps_, g, w.pc, w.exec, TraceKind::Resume, core_of(g), 0});
 }
 
 // trap.terms: a core is in its handler while one of its warps runs handler code.
-bool Machine::core_in_handler(uint32_t core) const {
-  for (uint32_t g = 0; g < nwarps_; ++g) {
-    const WarpState& w = st_.warps[g];
+bool TrapUnit::core_in_handler(uint32_t core) const {
+  for (uint32_t g = 0; g < m_.nwarps_; ++g) {
+    const WarpState& w = m_.st_.warps[g];
     if (core_of(g) == core && w.in_handler &&
         (w.status == WarpStatus::Ready || w.status == WarpStatus::Barrier))
       return true;
@@ -216,104 +218,117 @@ bool Machine::core_in_handler(uint32_t core) const {
 
 // exec.livelock with a host script: once its last action is applied, the
 // detection starts afresh from the state at that boundary.
-void Machine::host_script_done() {
-  det_.tortoise = st_;
-  det_.power = 1;
-  det_.lam = 0;
+void TrapUnit::host_script_done() {
+  m_.live_.restart(m_.st_);
 }
 
-void Machine::update_async() {
+void TrapUnit::refresh() {
   stepping_ = false;
   bool pending = false;
-  for (const CoreState& c : st_.cores) {
+  for (const CoreState& c : m_.st_.trap.cores) {
     stepping_ |= c.single_step;
     pending |= !c.pending.empty() || c.resume;
   }
   core_work_ = stepping_ || pending;
-  single_ = one_warp_ && !stepping_;  // single-step needs pick_stepping()
-  livelock_active_ = livelock_enabled_ && st_.host_next >= prog_->host.size();
-  boundary_at_ = core_work_                           ? 0
-                 : st_.host_next < prog_->host.size() ? prog_->host[st_.host_next].step
-                                                      : ~uint64_t{0};
+  const uint32_t next = m_.st_.trap.host_next;
+  boundary_at_ = core_work_                     ? 0
+                 : next < m_.prog_->host.size() ? m_.prog_->host[next].step
+                                                : ~uint64_t{0};
+}
+
+bool TrapUnit::host_actions_remain() const {
+  return m_.st_.trap.host_next < m_.prog_->host.size();
+}
+
+bool TrapUnit::round_eligible(uint32_t g) const {
+  const WarpState& w = m_.st_.warps[g];
+  return w.in_handler || w.ss_owed || !m_.st_.trap.cores[core_of(g)].round_open;
+}
+
+void TrapUnit::clear_esr(uint32_t core) {
+  m_.st_.trap.cores[core].esr = 0;
+  m_.st_.trap.gesr_cores &= ~(uint64_t{1} << core);
+  if (m_.st_.trap.gesr_cores == 0) m_.st_.trap.global_esr = 0;
 }
 
 // trap.host.*: one host action.
-void Machine::apply_action(const HostAction& a) {
-  const uint32_t ncores = static_cast<uint32_t>(st_.cores.size());
+void TrapUnit::apply_action(const HostAction& a) {
+  const uint32_t ncores = static_cast<uint32_t>(m_.st_.trap.cores.size());
   const uint32_t lo = a.core == kAllCores ? 0 : static_cast<uint32_t>(a.core);
   const uint32_t hi = a.core == kAllCores ? ncores : lo + 1;
   switch (a.kind) {
     case HostKind::Interrupt: {  // trap.host.interrupt, trap.gesr
       const uint32_t cause = cause_word(isa::Event::Interrupt, a.value);
       if (a.core == kAllCores) {
-        st_.global_esr = cause;
-        st_.gesr_cores = ncores == 64 ? ~0ull : (uint64_t{1} << ncores) - 1;
+        m_.st_.trap.global_esr = cause;
+        m_.st_.trap.gesr_cores = ncores == 64 ? ~0ull : (uint64_t{1} << ncores) - 1;
       }
-      for (uint32_t c = lo; c < hi; ++c) st_.cores[c].pending.push_back(cause);
+      for (uint32_t c = lo; c < hi; ++c) m_.st_.trap.cores[c].pending.push_back(cause);
       break;
     }
     case HostKind::BindTba:  // trap.host.bind_tba
-      for (uint32_t c = lo; c < hi; ++c) st_.cores[c].tba = a.value, st_.cores[c].tba_valid = true;
+      for (uint32_t c = lo; c < hi; ++c)
+        m_.st_.trap.cores[c].tba = a.value, m_.st_.trap.cores[c].tba_valid = true;
       break;
     case HostKind::BindVtable:  // trap.host.bind_vtable
-      st_.vtable = static_cast<int32_t>(a.value);
+      m_.st_.trap.vtable = static_cast<int32_t>(a.value);
       break;
     case HostKind::SingleStep:  // trap.host.single_step
       for (uint32_t c = lo; c < hi; ++c) {
-        CoreState& cs = st_.cores[c];
+        CoreState& cs = m_.st_.trap.cores[c];
         cs.single_step = a.value != 0;
         cs.round_open = false;
-        for (uint32_t g = 0; g < nwarps_; ++g)
-          if (core_of(g) == c) st_.warps[g].ss_owed = false;
+        for (uint32_t g = 0; g < m_.nwarps_; ++g)
+          if (core_of(g) == c) m_.st_.warps[g].ss_owed = false;
       }
       break;
     case HostKind::Resume:  // trap.host.resume: carried out by boundary()
-      for (uint32_t c = lo; c < hi; ++c) st_.cores[c].resume = true;
+      for (uint32_t c = lo; c < hi; ++c) m_.st_.trap.cores[c].resume = true;
       break;
   }
 }
 
 // trap.host: with no warp ready, the host does not wait for steps that cannot
 // happen: the actions of the earliest remaining step are applied now.
-bool Machine::apply_idle_actions() {
-  const auto& host = prog_->host;
-  if (st_.host_next >= host.size()) return false;
-  const uint64_t step = host[st_.host_next].step;
-  while (st_.host_next < host.size() && host[st_.host_next].step == step)
-    apply_action(host[st_.host_next++]);
-  if (st_.host_next == host.size()) host_script_done();
-  update_async();
+bool TrapUnit::apply_idle_actions() {
+  const auto& host = m_.prog_->host;
+  if (m_.st_.trap.host_next >= host.size()) return false;
+  const uint64_t step = host[m_.st_.trap.host_next].step;
+  while (m_.st_.trap.host_next < host.size() && host[m_.st_.trap.host_next].step == step)
+    apply_action(host[m_.st_.trap.host_next++]);
+  if (m_.st_.trap.host_next == host.size()) host_script_done();
+  m_.refresh();  // the units and the step loop see the change
   return true;
 }
 
 // The step boundary (trap.host, trap.interrupt, trap.single_step), before the
 // scheduler picks: the host's actions for this step, then for each core in
 // ascending order a pending interrupt or the end of a single-step round.
-std::optional<Status> Machine::boundary() {
-  const auto& host = prog_->host;
-  if (st_.host_next < host.size() && host[st_.host_next].step <= steps_) {
-    while (st_.host_next < host.size() && host[st_.host_next].step <= steps_)
-      apply_action(host[st_.host_next++]);
-    if (st_.host_next == host.size()) host_script_done();
-    update_async();
+std::optional<Status> TrapUnit::boundary() {
+  const auto& host = m_.prog_->host;
+  if (m_.st_.trap.host_next < host.size() && host[m_.st_.trap.host_next].step <= m_.steps_) {
+    while (m_.st_.trap.host_next < host.size() && host[m_.st_.trap.host_next].step <= m_.steps_)
+      apply_action(host[m_.st_.trap.host_next++]);
+    if (m_.st_.trap.host_next == host.size()) host_script_done();
+    m_.refresh();  // the units and the step loop see the change
   }
   if (!core_work_) return std::nullopt;
-  const uint32_t ncores = static_cast<uint32_t>(st_.cores.size());
+  const uint32_t ncores = static_cast<uint32_t>(m_.st_.trap.cores.size());
   for (uint32_t c = 0; c < ncores; ++c) {
-    CoreState& cs = st_.cores[c];
+    CoreState& cs = m_.st_.trap.cores[c];
     if (cs.pending.empty() && !cs.single_step && !cs.resume) continue;
     if (core_in_handler(c)) continue;
     if (cs.resume) {  // trap.host.resume: once the core is out of its handler
       cs.resume = false;
-      for (uint32_t g = 0; g < nwarps_; ++g)
-        if (core_of(g) == c && st_.warps[g].status == WarpStatus::Paused) resume_warp(g);
+      for (uint32_t g = 0; g < m_.nwarps_; ++g)
+        if (core_of(g) == c && m_.st_.warps[g].status == WarpStatus::Paused) resume_warp(g);
     }
     // The core's warps that would enter (trap.entry), and whether any is not done.
     int32_t first = -1;
     bool all_done = true, owed = false;
-    for (uint32_t g = 0; g < nwarps_; ++g) {
+    for (uint32_t g = 0; g < m_.nwarps_; ++g) {
       if (core_of(g) != c) continue;
-      const WarpState& w = st_.warps[g];
+      const WarpState& w = m_.st_.warps[g];
       all_done &= w.status == WarpStatus::Done;
       if (first < 0 && (w.status == WarpStatus::Ready || w.status == WarpStatus::Barrier))
         first = static_cast<int32_t>(g);
@@ -333,8 +348,8 @@ std::optional<Status> Machine::boundary() {
     } else if (cs.round_open && !owed) {  // trap.single_step: the round is over
       cause = cause_word(isa::Event::SingleStep, 0);
     } else if (!cs.round_open) {  // trap.single_step: a new round
-      for (uint32_t h = 0; h < nwarps_; ++h) {
-        WarpState& w = st_.warps[h];
+      for (uint32_t h = 0; h < m_.nwarps_; ++h) {
+        WarpState& w = m_.st_.warps[h];
         if (core_of(h) == c && w.status == WarpStatus::Ready && !w.in_handler) {
           w.ss_owed = true;
           cs.round_open = true;
@@ -345,28 +360,28 @@ std::optional<Status> Machine::boundary() {
       continue;
     }
     const auto code = static_cast<isa::Event>(cause & 0xff);
-    if (!cs.tba_valid || !enter_handler(c, g, cause, st_.warps[g].pc, nullptr)) {
-      if (!event_) {  // trap.none
+    if (!cs.tba_valid || !enter_handler(c, g, cause, m_.st_.warps[g].pc, nullptr)) {
+      if (!m_.event_) {  // trap.none
         EventInfo e;
         e.code = code;
         e.warp = g;
-        e.pc = st_.warps[g].pc;
+        e.pc = m_.st_.warps[g].pc;
         e.payload = cause >> 8;
-        event_ = std::move(e);
+        m_.event_ = std::move(e);
       }
       return Status::Trapped;
     }
   }
-  update_async();
+  m_.refresh();  // the units and the step loop see the change
   return std::nullopt;
 }
 
 // trap.allornone: the ready and barrier warps of a core are all in user mode or all
 // in handler mode.
-bool Machine::all_or_none(uint32_t core) const {
+bool TrapUnit::all_or_none(uint32_t core) const {
   int mode = -1;
-  for (uint32_t g = 0; g < nwarps_; ++g) {
-    const WarpState& w = st_.warps[g];
+  for (uint32_t g = 0; g < m_.nwarps_; ++g) {
+    const WarpState& w = m_.st_.warps[g];
     if (core_of(g) != core || (w.status != WarpStatus::Ready && w.status != WarpStatus::Barrier))
       continue;
     if (mode < 0) mode = w.in_handler;
@@ -389,45 +404,45 @@ Flow Sys::exec(Machine& m, WarpState& w, const Insn& in) {
 Flow TRet::exec(Machine& m, WarpState& w, const Insn&) {
   if (!w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);
   w.status = WarpStatus::Returned;
-  m.try_join(m.core_of(m.warp_id(w)));
+  m.trap().try_join(m.trap().core_of(m.warp_id(w)));
   return Flow::Jump;
 }
 
 Flow TPause::exec(Machine& m, WarpState& w, const Insn&) {
   if (!w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);
   w.status = WarpStatus::Paused;
-  m.try_join(m.core_of(m.warp_id(w)));
+  m.trap().try_join(m.trap().core_of(m.warp_id(w)));
   return Flow::Jump;
 }
 
 // trap.clear
 Flow TClear::exec(Machine& m, WarpState& w, const Insn&) {
   if (!w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);
-  m.clear_esr(m.core_of(m.warp_id(w)));
+  m.trap().clear_esr(m.trap().core_of(m.warp_id(w)));
   return Flow::Next;
 }
 
 // trap.frame.access
 Flow FrameLd::exec(Machine& m, WarpState& w, const Insn& in) {
   const uint32_t off = m.uniform(w, in.a);
-  if (!w.in_handler || off % 4 != 0 || off >= Machine::kFrameBytes)
+  if (!w.in_handler || off % 4 != 0 || off >= TrapUnit::kFrameBytes)
     return m.raise(w, isa::Event::IllegalInstruction);
-  w.sregs[in.dst] = m.frame_word(m.warp_id(w), off);
+  w.sregs[in.dst] = m.trap().frame_word(m.warp_id(w), off);
   return Flow::Next;
 }
 
 Flow FrameSt::exec(Machine& m, WarpState& w, const Insn& in) {
   const uint32_t off = m.uniform(w, in.a);
-  if (!w.in_handler || off % 4 != 0 || off >= Machine::kFrameBytes)
+  if (!w.in_handler || off % 4 != 0 || off >= TrapUnit::kFrameBytes)
     return m.raise(w, isa::Event::IllegalInstruction);
-  m.set_frame_word(m.warp_id(w), off, m.uniform(w, in.b));
+  m.trap().set_frame_word(m.warp_id(w), off, m.uniform(w, in.b));
   return Flow::Next;
 }
 
 // trap.vector: a call through the bound vector table.
 Flow VCall::exec(Machine& m, WarpState& w, const Insn& in) {
   if (w.in_handler) return m.raise(w, isa::Event::IllegalInstruction);
-  const int32_t t = m.state().vtable;
+  const int32_t t = m.state().trap.vtable;
   if (t < 0) return m.raise(w, isa::Event::VectorUnbound);
   const std::vector<uint32_t>& table = m.program().vtables[static_cast<size_t>(t)];
   const uint32_t a = m.uniform(w, in.a);

@@ -10,7 +10,7 @@ namespace {
 // The lowest part holding a lane of `lanes` (lanes is not 0).
 inline uint8_t first_part(const Machine& m, uint64_t lanes) {
   uint8_t p = 0;
-  while ((lanes & m.part_mask(p)) == 0) ++p;
+  while ((lanes & m.window().part_mask(p)) == 0) ++p;
   return p;
 }
 
@@ -29,8 +29,8 @@ Flow SubvBegin::exec(Machine& m, WarpState& w, const Insn& in) {
   }
   const uint8_t p = first_part(m, w.exec);
   w.region_pc = w.pc + 1;
-  w.region_other = w.exec & ~m.part_mask(p);
-  w.exec &= m.part_mask(p);
+  w.region_other = w.exec & ~m.window().part_mask(p);
+  w.exec &= m.window().part_mask(p);
   w.mode = WaveMode::SubVector;
   w.part = p;
   return Flow::Next;
@@ -44,13 +44,13 @@ Flow SubvEnd::exec(Machine& m, WarpState& w, const Insn&) {
   // wave.illegal: in normal mode there is no pass to end.
   if (w.mode != WaveMode::SubVector) return m.raise(w, isa::Event::IllegalInstruction);
   uint64_t done_parts = 0;  // lanes of the parts up to the current one
-  for (uint32_t p = 0; p <= w.part; ++p) done_parts |= m.part_mask(p);
+  for (uint32_t p = 0; p <= w.part; ++p) done_parts |= m.window().part_mask(p);
   const uint64_t all = w.region_other | w.exec;
   const uint64_t pending = w.region_other & ~done_parts;
   if (pending != 0) {
     const uint8_t q = first_part(m, pending);
-    w.exec = pending & m.part_mask(q);
-    w.region_other = all & ~m.part_mask(q);
+    w.exec = pending & m.window().part_mask(q);
+    w.region_other = all & ~m.window().part_mask(q);
     w.part = q;
     w.pc = w.region_pc;
     return Flow::Jump;

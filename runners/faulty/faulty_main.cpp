@@ -218,11 +218,11 @@ bool reads_special(const Insn& in, isa::Special s) {
 Flow esr_bystander(Machine& m, WarpState& w, const Insn& in) {
   if (!w.in_handler) return reference(m, w, in);
   const uint32_t g = m.warp_id(w);
-  const uint32_t core = m.core_of(g);
-  const uint32_t tgid = m.state().cores[core].tgid;
-  m.mutable_state().cores[core].tgid = g;
+  const uint32_t core = m.trap().core_of(g);
+  const uint32_t tgid = m.state().trap.cores[core].tgid;
+  m.mutable_state().trap.cores[core].tgid = g;
   const Flow f = reference(m, w, in);
-  m.mutable_state().cores[core].tgid = tgid;
+  m.mutable_state().trap.cores[core].tgid = tgid;
   return f;
 }
 
@@ -261,8 +261,8 @@ Flow barrier_count_kept(Machine& m, WarpState& w, const Insn& in) {
 template <int Delta>
 Flow sys_resume_off(Machine& m, WarpState& w, const Insn& in) {
   const Flow f = reference(m, w, in);
-  if (f == Flow::Event && !w.in_handler && w.sp >= Machine::kFrameBytes &&
-      m.state().cores[m.core_of(m.warp_id(w))].tba_valid)
+  if (f == Flow::Event && !w.in_handler && w.sp >= exec::TrapUnit::kFrameBytes &&
+      m.state().trap.cores[m.trap().core_of(m.warp_id(w))].tba_valid)
     w.pc += static_cast<uint32_t>(Delta);
   return f;
 }
@@ -271,13 +271,13 @@ Flow sys_resume_off(Machine& m, WarpState& w, const Insn& in) {
 // instead of the frame's exec words AND live (trap.resume): the lanes that were
 // inactive when the event came (or that the handler removed from the frame) run.
 Flow join_exec_live(Machine& m, WarpState& w, const Insn& in) {
-  const uint32_t core = m.core_of(m.warp_id(w));
+  const uint32_t core = m.trap().core_of(m.warp_id(w));
   auto& warps = m.mutable_state().warps;
   std::vector<uint8_t> in_handler(warps.size());
   for (size_t g = 0; g < warps.size(); ++g) in_handler[g] = warps[g].in_handler;
   const Flow f = reference(m, w, in);
   for (size_t g = 0; g < warps.size(); ++g)
-    if (in_handler[g] && !warps[g].in_handler && m.core_of(static_cast<uint32_t>(g)) == core)
+    if (in_handler[g] && !warps[g].in_handler && m.trap().core_of(static_cast<uint32_t>(g)) == core)
       warps[g].exec = warps[g].live;
   return f;
 }
@@ -286,11 +286,11 @@ Flow join_exec_live(Machine& m, WarpState& w, const Insn& in) {
 // global ESR (trap.clear, trap.gesr): %gesr keeps reading the host's cause word.
 Flow tclear_core_only(Machine& m, WarpState& w, const Insn& in) {
   auto& st = m.mutable_state();
-  const uint32_t global_esr = st.global_esr;
-  const uint64_t gesr_cores = st.gesr_cores;
+  const uint32_t global_esr = st.trap.global_esr;
+  const uint64_t gesr_cores = st.trap.gesr_cores;
   const Flow f = reference(m, w, in);
-  st.global_esr = global_esr;
-  st.gesr_cores = gesr_cores;
+  st.trap.global_esr = global_esr;
+  st.trap.gesr_cores = gesr_cores;
   return f;
 }
 
@@ -298,7 +298,7 @@ Flow tclear_core_only(Machine& m, WarpState& w, const Insn& in) {
 // stack already holds call_depth entries, instead of raising call_overflow
 // (trap.vector: as call would, branch.call). Every other case is the reference's.
 Flow vcall_depth_unchecked(Machine& m, WarpState& w, const Insn& in) {
-  const int32_t t = m.state().vtable;
+  const int32_t t = m.state().trap.vtable;
   if (w.in_handler || t < 0 || w.pc_stack.size() < m.config().call_depth)
     return reference(m, w, in);
   const std::vector<uint32_t>& table = m.program().vtables[static_cast<size_t>(t)];
@@ -313,7 +313,7 @@ Flow vcall_depth_unchecked(Machine& m, WarpState& w, const Insn& in) {
 // before it (trap.frame): frame.ld of offset 24 gives 64 less.
 Flow frame_sp_after_push(Machine& m, WarpState& w, const Insn& in) {
   const Flow f = reference(m, w, in);
-  if (f == Flow::Next && m.uniform(w, in.a) == 24) w.sregs[in.dst] -= Machine::kFrameBytes;
+  if (f == Flow::Next && m.uniform(w, in.a) == 24) w.sregs[in.dst] -= exec::TrapUnit::kFrameBytes;
   return f;
 }
 
@@ -329,19 +329,20 @@ Flow frame_sp_after_push(Machine& m, WarpState& w, const Insn& in) {
 Flow subv_begin_all_parts(Machine& m, WarpState& w, const Insn& in) {
   if (w.mode != exec::WaveMode::Normal || w.in_handler || w.exec == 0) return reference(m, w, in);
   w.region_pc = w.pc + 1;
-  w.region_other = w.exec & ~m.part_mask(0);
-  w.exec &= m.part_mask(0);  // wrong: may be 0
+  w.region_other = w.exec & ~m.window().part_mask(0);
+  w.exec &= m.window().part_mask(0);  // wrong: may be 0
   w.mode = exec::WaveMode::SubVector;
   w.part = 0;
   return Flow::Next;
 }
 
 Flow subv_end_all_parts(Machine& m, WarpState& w, const Insn& in) {
-  if (w.mode != exec::WaveMode::SubVector || w.part + 1u >= m.parts()) return reference(m, w, in);
+  if (w.mode != exec::WaveMode::SubVector || w.part + 1u >= m.window().parts())
+    return reference(m, w, in);
   const uint8_t q = static_cast<uint8_t>(w.part + 1);  // wrong: the next part, empty or not
   const uint64_t all = w.region_other | w.exec;
-  w.exec = w.region_other & m.part_mask(q);
-  w.region_other = all & ~m.part_mask(q);
+  w.exec = w.region_other & m.window().part_mask(q);
+  w.region_other = all & ~m.window().part_mask(q);
   w.part = q;
   w.pc = w.region_pc;
   return Flow::Jump;

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <toml.hpp>
 
-#include "exec/machine.h"
+#include "exec/outcome.h"
 #include "host/toml_text.h"
 #include "reference.h"
 #include "text/parser.h"

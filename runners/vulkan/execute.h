@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "device.h"
-#include "exec/machine.h"
+#include "exec/outcome.h"
 #include "translate.h"
 
 namespace simt::vulkan {

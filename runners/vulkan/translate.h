@@ -53,7 +53,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/machine.h"
+#include "exec/outcome.h"
 #include "host/host.h"
 
 namespace simt::vulkan {
