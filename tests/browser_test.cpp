@@ -1,7 +1,8 @@
-// The HTML report in a real browser: headless Chromium opens index.html,
-// coverage.html and a detail page from the file system (file://, no network)
-// and must report no console message, and the DOM after the scripts ran must
-// hold the expected rows. Skipped if /usr/bin/chromium is not installed.
+// ci: not sanitized: the report in Chromium: the browser, not our code, runs here (report_test is
+// sanitized) The HTML report in a real browser: headless Chromium opens index.html, coverage.html
+// and a detail page from the file system (file://, no network) and must report no console message,
+// and the DOM after the scripts ran must hold the expected rows. Skipped if /usr/bin/chromium is
+// not installed.
 //
 // What Chromium prints: with --enable-logging=stderr --v=0, every console
 // message of the page -- console.error, console.log and uncaught exceptions

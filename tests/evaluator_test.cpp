@@ -1,5 +1,6 @@
-// The sequential evaluator (generators/evaluator.h): hand-written programs with
-// known results, each also run through the reference interpreter, and a property
+// ci: not sanitized: the sequential evaluator against the reference on generated programs: a
+// semantic sweep (release build) The sequential evaluator (generators/evaluator.h): hand-written
+// programs with known results, each also run through the reference interpreter, and a property
 // comparing the evaluator with the reference on generated lane-independent
 // programs (oracle.invariant.sequential).
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
-// Every planted fault of the test-only faulty implementation, run through the
+// ci: not sanitized: the whole suite through the faulty implementation: an end-to-end sweep
+// (release build) Every planted fault of the test-only faulty implementation, run through the
 // process runner over the whole suite, must be reported as failures whose first
 // difference names the faulty behaviour; a crashing, hanging or garbage-talking
 // implementation must give `error` results while the run completes

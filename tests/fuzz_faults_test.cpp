@@ -1,3 +1,4 @@
+// ci: not sanitized: every planted fault through simtspec fuzz: an end-to-end sweep (release build)
 // The oracles can fail (oracle.invariant.differential, oracle.shrink,
 // oracle.regress): `simtspec fuzz --invariant differential` against each planted
 // fault of the faulty implementation finds it within a bounded budget, shrinks

@@ -1,7 +1,7 @@
-// Host programs and the host-script invariant (spec/oracles.md,
-// oracle.model.hostprog, oracle.invariant.host_script): what the generator makes,
-// the host model on programs worked out by hand, and the invariant failing on
-// implementations that get the trap chapter wrong.
+// ci: not sanitized: the host-script invariant over generated programs: a semantic sweep (release
+// build) Host programs and the host-script invariant (spec/oracles.md, oracle.model.hostprog,
+// oracle.invariant.host_script): what the generator makes, the host model on programs worked out by
+// hand, and the invariant failing on implementations that get the trap chapter wrong.
 #include <gtest/gtest.h>
 
 #include <map>

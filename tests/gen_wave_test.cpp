@@ -1,3 +1,4 @@
+// ci: not sanitized: the wave invariants over generated programs: a semantic sweep (release build)
 // Mixed-wave-size programs and the wave chapter's invariants (spec/oracles.md,
 // oracle.model.regions, oracle.invariant.mode_equivalence,
 // oracle.invariant.wave_equivalence, oracle.invariant.software_loop,

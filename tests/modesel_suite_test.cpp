@@ -1,3 +1,4 @@
+// ci: not sanitized: modesel over every suite program: a semantic sweep (release build)
 // wave.modesel over the conformance suite: every program of suites/**/*.simt,
 // transformed by `modesel` at threshold 0 (every segment that needs a register
 // goes into a group) with the switch and duplicate strategies, still passes its

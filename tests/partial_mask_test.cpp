@@ -1,3 +1,4 @@
+// ci: not sanitized: every vector family under partial masks: a semantic sweep (release build)
 // Partial exec masks in every family of vector instructions (spec/execution.md
 // exec.form, spec/alu.md alu.form, spec/crosslane.md xlane.shfl, xlane.inactive):
 // an active lane gets the instruction's result, an inactive lane's destination

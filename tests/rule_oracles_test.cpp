@@ -1,5 +1,7 @@
-// The oracles for what no second semantics covers (generators/rule_oracles.h):
-// policy, livelock and validator (spec/oracles.md, oracle.invariant.*).
+// ci: not sanitized: policy, livelock and validator oracles over generated programs: a semantic
+// sweep (release build) The oracles for what no second semantics covers
+// (generators/rule_oracles.h): policy, livelock and validator (spec/oracles.md,
+// oracle.invariant.*).
 #include <gtest/gtest.h>
 
 #include <set>

@@ -1,4 +1,5 @@
-// The structured warp evaluator (generators/warp_eval.h,
+// ci: not sanitized: the structured evaluator against the reference on generated programs: a
+// semantic sweep (release build) The structured warp evaluator (generators/warp_eval.h,
 // oracle.invariant.structured): hand-written programs with known outcomes, each
 // also run through the reference interpreter and by the evaluator in the
 // reverse warp order; and a property over generated communicating programs.
