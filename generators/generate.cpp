@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "isa/isa.h"
+#include "pools.h"
 
 namespace simt::gen {
 
@@ -115,21 +116,13 @@ Gen<Cond> condition(const Ctx& c) {
   return g::exec([c] {
     Cond k;
     k.reuse = *g::weightedElement<bool>({{1, true}, {5, false}});
-    k.cmp = *g::element<std::string>("cmp.lt", "cmp.eq", "cmp.ne", "cmp.le", "cmp.gt", "cmp.ge",
-                                     "cmp.lt.u", "cmp.le.u", "cmp.gt.u", "cmp.ge.u");
+    k.cmp = *g::elementOf(pools::mnemonics(pools::Id::Compare));
     k.a = *operand(c);
     k.b = *operand(c);
     k.pred = *g::inRange(0, 4);
     k.negate = *g::weightedElement<bool>({{1, true}, {3, false}});
     return k;
   });
-}
-
-const std::vector<std::string>& alu_ops() {
-  static const std::vector<std::string> ops = {
-      "add",   "sub",   "mul",   "xor",     "and", "or",  "shl",  "shr", "sra",   "min", "max",
-      "min.u", "max.u", "mulhi", "mulhi.u", "mov", "not", "popc", "div", "div.u", "rem", "rem.u"};
-  return ops;
 }
 
 Gen<Width> width() {
@@ -300,10 +293,10 @@ Gen<Stmt> statement(Ctx c, int size) {
     inner.depth += 1;
     switch (s.kind) {
       case Kind::Alu:
-        s.op = *g::elementOf(alu_ops());
+        s.op = *g::elementOf(pools::mnemonics(pools::Id::Alu));
         break;
       case Kind::SharedAlu:  // a shared temporary the region has written
-        s.op = *g::elementOf(alu_ops());
+        s.op = *g::elementOf(pools::mnemonics(pools::Id::Alu));
         s.slot = *g::inRange(0, std::max(1, c.shared_ready));
         break;
       case Kind::Select:
@@ -332,11 +325,11 @@ Gen<Stmt> statement(Ctx c, int size) {
         break;
       case Kind::Ballot:
         s.cond = *condition(c);
-        s.op = *g::element<std::string>("ballot", "ballot.hi");
+        s.op = *g::elementOf(pools::mnemonics(pools::Id::Ballot));
         break;
       case Kind::Vote:
         s.cond = *condition(c);
-        s.op = *g::element<std::string>("vote.any", "vote.all");
+        s.op = *g::elementOf(pools::mnemonics(pools::Id::Vote));
         break;
       case Kind::StoreScratch:
       case Kind::LoadScratch:
@@ -369,7 +362,7 @@ Gen<Stmt> statement(Ctx c, int size) {
           s.op = s.op.substr(1);
         break;
       case Kind::ScalarAlu:
-        s.op = *g::elementOf(alu_ops());
+        s.op = *g::elementOf(pools::mnemonics(pools::Id::Alu));
         s.a = *uniform_operand(c);
         s.b = *uniform_operand(c);
         s.accumulate = *g::weightedElement<bool>({{1, false}, {2, true}});
@@ -382,7 +375,7 @@ Gen<Stmt> statement(Ctx c, int size) {
         break;
       case Kind::PredOp:
         // On the predicates conditions test (p0-p3), so the result is seen.
-        s.op = *g::element<std::string>("pand", "por", "pxor", "pmov");
+        s.op = *g::elementOf(pools::mnemonics(pools::Id::PredOp));
         s.dst = *g::inRange(0, 4);
         s.cond.pred = *g::inRange(0, 4);
         s.cond.negate = *g::arbitrary<bool>();
@@ -474,7 +467,7 @@ Gen<Stmt> statement(Ctx c, int size) {
           s.op = (s.slot == static_cast<int>(TrapKind::AtomicLaneOut) ? "atom." : "watom.") +
                  op.substr(op.find('.') + 1);
         } else {
-          s.op = *g::element<std::string>("div", "div.u", "rem", "rem.u");
+          s.op = *g::elementOf(pools::mnemonics(pools::Id::Division));
         }
         s.limit = *g::inRange(0, 3);
         s.width = *g::element<Width>(Width::W32, Width::U16, Width::S16);
@@ -553,7 +546,7 @@ Stmt region_statement(Ctx c, int size) {
   for (int t = 0; t < temps; ++t) {
     Stmt w;
     w.kind = Kind::SharedAlu;
-    w.op = *g::elementOf(alu_ops());
+    w.op = *g::elementOf(pools::mnemonics(pools::Id::Alu));
     w.slot = t;
     w.a = *operand(init);
     w.b = *operand(init);

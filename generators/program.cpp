@@ -6,6 +6,7 @@
 
 #include "generate.h"
 #include "isa/isa.h"
+#include "pools.h"
 
 namespace simt::gen {
 
@@ -40,15 +41,7 @@ uint32_t width_bytes(Width w) {
 }
 
 const std::vector<std::string>& atomic_ops() {
-  static const std::vector<std::string> ops = [] {
-    std::vector<std::string> v;
-    for (const char* family : {"atom.", "watom."})
-      for (const char* op : {"add", "sub", "min", "max", "min.u", "max.u", "and", "or", "xor",
-                             "xchg", "cas", "lock", "unlock"})
-        v.push_back(std::string(family) + op);
-    return v;
-  }();
-  return ops;
+  return pools::mnemonics(pools::Id::Atomic);
 }
 bool atomic_takes_operand(const std::string& op) {
   return !op.ends_with(".lock") && !op.ends_with(".unlock");
@@ -154,10 +147,12 @@ const char* store_mnemonic(Width w) {
 }
 
 bool is_division(const std::string& op) {
-  return op == "div" || op == "div.u" || op == "rem" || op == "rem.u";
+  return pools::contains(pools::Id::Division, op);
 }
+// An ALU operation with one source (isa::Family::Unary).
 bool is_unary(const std::string& op) {
-  return op == "mov" || op == "not" || op == "popc";
+  const auto found = isa::find(op);
+  return found && isa::info(*found).family == isa::Family::Unary;
 }
 
 // oracle.model.hostprog: the logging handler of a label, and what it adds to the
@@ -1181,8 +1176,12 @@ bool uses_trap(const Program& p, TrapKind k) {
 }
 
 const std::vector<std::string>& commutative_atomics() {
-  static const std::vector<std::string> ops = {"add", "and", "or",    "xor",
-                                               "min", "max", "min.u", "max.u"};
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> v;
+    for (const std::string& mn : pools::mnemonics(pools::Id::Counter))
+      v.push_back(mn.substr(mn.find('.') + 1));  // the operation after atom.
+    return v;
+  }();
   return ops;
 }
 int counter_word(const std::string& op) {
@@ -1216,7 +1215,7 @@ std::vector<const Operand*> operands_read(const Stmt& s) {
     case Kind::ScalarAlu:
     case Kind::SharedAlu:
       out.push_back(&s.a);
-      if (!(s.op == "mov" || s.op == "not" || s.op == "popc")) out.push_back(&s.b);
+      if (!is_unary(s.op)) out.push_back(&s.b);
       break;
     case Kind::Select:
       cond();

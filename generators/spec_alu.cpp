@@ -21,25 +21,38 @@ uint32_t u32(int64_t x) {
 
 }  // namespace
 
-bool is_unary(const std::string& op) {
+const std::set<std::string>& unary_ops() {
   static const std::set<std::string> ops = {"mov", "not", "popc"};
-  return ops.count(op) > 0;
+  return ops;
 }
-bool is_division(const std::string& op) {
+const std::set<std::string>& division_ops() {
   static const std::set<std::string> ops = {"div", "div.u", "rem", "rem.u"};
-  return ops.count(op) > 0;
+  return ops;
 }
-bool is_binary(const std::string& op) {
+const std::set<std::string>& binary_ops() {
   static const std::set<std::string> ops = {
       "add", "sub", "mul", "mulhi", "mulhi.u", "div", "div.u", "rem",   "rem.u", "and",
       "or",  "xor", "shl", "shr",   "sra",     "min", "max",   "min.u", "max.u"};
-  return ops.count(op) > 0;
+  return ops;
 }
-bool is_compare(const std::string& cmp) {
+const std::set<std::string>& compare_ops() {
   static const std::set<std::string> ops = {"cmp.eq",   "cmp.ne",  "cmp.lt",   "cmp.le",
                                             "cmp.gt",   "cmp.ge",  "cmp.lt.u", "cmp.le.u",
                                             "cmp.gt.u", "cmp.ge.u"};
-  return ops.count(cmp) > 0;
+  return ops;
+}
+
+bool is_unary(const std::string& op) {
+  return unary_ops().count(op) > 0;
+}
+bool is_division(const std::string& op) {
+  return division_ops().count(op) > 0;
+}
+bool is_binary(const std::string& op) {
+  return binary_ops().count(op) > 0;
+}
+bool is_compare(const std::string& cmp) {
+  return compare_ops().count(cmp) > 0;
 }
 
 uint32_t alu(const std::string& op, uint32_t a, uint32_t b) {
@@ -72,7 +85,7 @@ uint32_t alu(const std::string& op, uint32_t a, uint32_t b) {
   if (op == "max") return static_cast<uint32_t>(std::max(sa, sb));
   if (op == "min.u") return std::min(a, b);
   if (op == "max.u") return std::max(a, b);
-  return 0;  // unreachable: callers check the mnemonic
+  throw std::logic_error("spec::alu: unknown operation " + op);  // callers check the mnemonic
 }
 
 bool compare(const std::string& cmp, uint32_t a, uint32_t b) {
@@ -87,7 +100,7 @@ bool compare(const std::string& cmp, uint32_t a, uint32_t b) {
   if (cmp == "cmp.le.u") return a <= b;
   if (cmp == "cmp.gt.u") return a > b;
   if (cmp == "cmp.ge.u") return a >= b;
-  return false;  // unreachable: callers check the mnemonic
+  throw std::logic_error("spec::compare: unknown comparison " + cmp);  // callers check it
 }
 
 std::optional<uint32_t> special(int32_t index, const Launch& l, uint32_t gwarp, uint64_t exec) {

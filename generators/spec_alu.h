@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace simt::gen::spec {
@@ -17,11 +18,18 @@ bool is_unary(const std::string& op);
 bool is_binary(const std::string& op);
 bool is_division(const std::string& op);
 bool is_compare(const std::string& cmp);
+// The mnemonics each of those accepts: written from spec/alu.md, not taken from
+// the instruction table (tests/gen_pools_test.cpp checks that they cover exactly
+// its rows of the Unary, Binary and Compare families).
+const std::set<std::string>& unary_ops();
+const std::set<std::string>& binary_ops();
+const std::set<std::string>& division_ops();
+const std::set<std::string>& compare_ops();
 
 // The result of `op D, A, B` (B is ignored by the unary operations). The
-// divisor of a division must not be 0.
+// divisor of a division must not be 0. An unknown `op` throws std::logic_error.
 uint32_t alu(const std::string& op, uint32_t a, uint32_t b);
-// alu.cmp: `cmp.C` of A and B.
+// alu.cmp: `cmp.C` of A and B. An unknown `cmp` throws std::logic_error.
 bool compare(const std::string& cmp, uint32_t a, uint32_t b);
 
 // atom.ops, atom.lock, atom.unlock: for an atomic mnemonic (atom.OP or watom.OP),
