@@ -738,5 +738,70 @@ TEST(ValidReport, ClausePerRule) {
   }
 }
 
+// The messages of the flow checks built from the Control and Mode columns
+// (interpreter/flow): each fault of the transfer function, each mode, each region
+// rule, exactly as formatted (location, message, clause).
+TEST(ValidReport, FlowMessagesAreExact) {
+  const std::pair<std::string, const char*> cases[] = {
+      {lines({"    pop", "    exit"}),
+       "test:1:5: invalid program: pop with no push open (valid.flow.pop)"},
+      {lines({"    call f", "    exit", "f:  invert", "    ret"}),
+       "test:3:5: invalid program: invert with no push open in this function (valid.flow.pop)"},
+      {lines({"    lpush", "    invert", "    exit"}),
+       "test:2:5: invalid program: invert inside a loop but outside any push of that loop "
+       "(valid.flow.pop)"},
+      {lines({"    push p0", "    lnext", "    exit"}),
+       "test:2:5: invalid program: lnext with a push still open, or outside a loop "
+       "(valid.flow.pop)"},
+      {lines({"    call f", "    exit", "f:  cont p0", "    ret"}),
+       "test:3:5: invalid program: cont outside of any loop in this function (valid.flow.pop)"},
+      {lines({"    lpush", "    subv.begin", "    brk p0", "    subv.end", "    exit"}),
+       "test:3:5: invalid program: brk with no loop opened inside the sub-vector region "
+       "(wave.valid.balance)"},
+      {lines({"    subv.begin", "    pop", "    subv.end", "    exit"}),
+       "test:2:5: invalid program: pop inside a sub-vector region with no push of the region "
+       "open (wave.valid.balance)"},
+      {lines({"    lpush", "    subv.begin", "    lnext", "    subv.end", "    exit"}),
+       "test:3:5: invalid program: lnext inside a sub-vector region with no loop of the region "
+       "open (wave.valid.balance)"},
+      {lines({"    subv.begin", "    push p0", "    lpush", "    subv.end", "    exit"}),
+       "test:4:5: invalid program: the mask stack is not balanced across the sub-vector region: "
+       "2 entries pushed in it still open (wave.valid.balance)"},
+      {lines({"    tclear", "    exit"}),
+       "test:1:5: invalid program: tclear outside handler code (trap.valid.mode)"},
+      {lines({".handler H", "    exit", "H:  sys 1", "    tret"}),
+       "test:3:5: invalid program: sys in handler code (trap.valid.mode)"},
+      {lines({".handler H", "    exit", "H:  subv.begin", "    subv.end", "    tret"}),
+       "test:3:5: invalid program: subv.begin in handler code: handler code runs in normal mode "
+       "(wave.valid.handler)"},
+      {lines({"    subv.begin", "    ret", "    subv.end", "    exit"}),
+       "test:2:5: invalid program: ret inside a sub-vector region: control would leave the "
+       "region (wave.valid.branch)"},
+      {lines({"    call f", "    subv.begin", "f:  nop", "    subv.end", "    exit"}),
+       "test:1:5: invalid program: call to 'f', inside a sub-vector region (wave.valid.branch)"},
+      {lines({"    subv.begin", "    jmp out", "    subv.end", "out:", "    exit"}),
+       "test:2:5: invalid program: jmp to 'out' leaves the sub-vector region "
+       "(wave.valid.branch)"},
+      {lines({"    cbr p0, in", "    subv.begin", "in: nop", "    subv.end", "    exit"}),
+       "test:1:5: invalid program: cbr to 'in' enters a sub-vector region other than at its "
+       "subv.begin (wave.valid.branch)"},
+      {lines({"    subv.begin", "    subv.begin", "    subv.end", "    exit"}),
+       "test:2:5: invalid program: sub-vector regions do not nest: the region opened on line 1 "
+       "is still open (wave.valid.nest)"},
+      {lines({"    subv.end", "    exit"}),
+       "test:1:5: invalid program: subv.end with no sub-vector region open (wave.valid.pair)"},
+      {lines({"    subv.begin", "    exit"}),
+       "test:1:5: invalid program: subv.begin with no subv.end after it (wave.valid.pair)"},
+  };
+  for (const auto& [src, expected] : cases) {
+    SCOPED_TRACE(src);
+    auto r = test::load(src);
+    ASSERT_FALSE(r.loaded.has_value());
+    EXPECT_NE(show(r.diags).find(expected), std::string::npos)
+        << "expected: " << expected << "\namong:\n"
+        << show(r.diags);
+  }
+}
+
 }  // namespace
 }  // namespace simt

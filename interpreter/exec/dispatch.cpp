@@ -427,7 +427,8 @@ struct ControlFam {
 using Selector = Handler (*)(const Insn&);
 
 constexpr Selector kSelectors[] = {
-#define X(id, mn, fam, sig, semantics, feat, clause, summary) &fam##Fam<semantics>::select,
+#define X(id, mn, fam, sig, semantics, feat, ctl, mode, clause, summary) \
+  &fam##Fam<semantics>::select,
 #include "isa/instructions.def"
 #undef X
 };

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "exec/program.h"
+#include "flow/flow.h"
 #include "text/printer.h"
 
 namespace simt::exec {
@@ -443,28 +444,26 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
   }
   // wave.enter, wave.skip: subv.begin's target is the instruction after its
   // subv.end (wave.valid.pair guarantees one, not nested).
-  std::optional<uint32_t> open;
-  for (uint32_t i = 0; i < prog.insns.size(); ++i) {
-    const isa::Op op = prog.insns[i].op;
-    if (op == isa::Op::SubvBegin) {
-      if (open) {
-        d.add(DiagKind::Invalid, prog.spans[i], "nested sub-vector region");
-        return std::nullopt;
-      }
-      open = i;
-    } else if (op == isa::Op::SubvEnd) {
-      if (!open) {
-        d.add(DiagKind::Invalid, prog.spans[i], "subv.end without subv.begin");
-        return std::nullopt;
-      }
-      prog.insns[*open].target = i + 1;
-      open.reset();
+  std::vector<isa::Op> code;
+  code.reserve(prog.insns.size());
+  for (const Insn& in : prog.insns) code.push_back(in.op);
+  const flow::Regions regions = flow::pair_regions(code);
+  if (!regions.errors.empty()) {
+    const flow::RegionError& e = regions.errors.front();
+    switch (e.kind) {
+      case flow::RegionError::Kind::Nested:
+        d.add(DiagKind::Invalid, prog.spans[e.pc], "nested sub-vector region");
+        break;
+      case flow::RegionError::Kind::Unopened:
+        d.add(DiagKind::Invalid, prog.spans[e.pc], "subv.end without subv.begin");
+        break;
+      case flow::RegionError::Kind::Unclosed:
+        d.add(DiagKind::Invalid, prog.spans[e.pc], "subv.begin without subv.end");
+        break;
     }
-  }
-  if (open) {
-    d.add(DiagKind::Invalid, prog.spans[*open], "subv.begin without subv.end");
     return std::nullopt;
   }
+  for (const flow::Region& r : regions.list) prog.insns[r.begin].target = r.end + 1;
   // wave.shared: registers at or above the base are shared (none without .vshared).
   prog.shared_base = ex.vshared.value ? *ex.vshared.value : prog.vregs_alloc;
   prog.fingerprint = fingerprint(prog);

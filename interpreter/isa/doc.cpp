@@ -21,8 +21,8 @@ std::string escape_cell(std::string_view s) {
 
 std::string instruction_table() {
   std::string out =
-      "| mnemonic | operands | family | feature | clause | summary |\n"
-      "|---|---|---|---|---|---|\n";
+      "| mnemonic | operands | family | feature | control | mode | clause | summary |\n"
+      "|---|---|---|---|---|---|---|---|\n";
   static constexpr const char* kFamilies[] = {
       "unary",  "binary", "compare",  "select",  "pred",        "load",        "store",
       "ballot", "vote",   "readlane", "shuffle", "atomic.lane", "atomic.warp", "control"};
@@ -45,7 +45,9 @@ std::string instruction_table() {
     }
     out += "| `" + std::string(row.mnemonic) + "` | " + (ops.empty() ? "" : "`" + ops + "`") +
            " | " + kFamilies[static_cast<size_t>(row.family)] + " | " +
-           std::string(isa::feature_name(row.feature)) + " | `" + std::string(row.clause) + "` | " +
+           std::string(isa::feature_name(row.feature)) + " | " +
+           std::string(isa::control_name(row.control)) + " | " +
+           std::string(isa::mode_name(row.mode)) + " | `" + std::string(row.clause) + "` | " +
            escape_cell(row.summary) + " |\n";
   }
   return out;

@@ -22,8 +22,8 @@ constexpr Signature make_sig(Ks... ks) {
 
 constexpr OpInfo kTable[] = {
 #define SIG(...) make_sig(__VA_ARGS__)
-#define X(id, mn, fam, sig, sem, feat, clause, summary) \
-  {Op::id, mn, Family::fam, sig, Feature::feat, clause, summary},
+#define X(id, mn, fam, sig, sem, feat, ctl, mode, clause, summary) \
+  {Op::id, mn, Family::fam, sig, Feature::feat, Control::ctl, Mode::mode, clause, summary},
 #include "isa/instructions.def"
 #undef X
 #undef SIG
@@ -139,6 +139,58 @@ std::string_view operand_kind_name(OperandKind k) {
       return "M";
     case K::Label:
       return "label";
+  }
+  return "?";
+}
+
+std::string_view control_name(Control c) {
+  switch (c) {
+    case Control::Next:
+      return "next";
+    case Control::Jump:
+      return "jump";
+    case Control::Branch:
+      return "branch";
+    case Control::Call:
+      return "call";
+    case Control::VectorCall:
+      return "vector call";
+    case Control::Return:
+      return "return";
+    case Control::Stop:
+      return "stop";
+    case Control::Exit:
+      return "exit";
+    case Control::Push:
+      return "push";
+    case Control::Invert:
+      return "invert";
+    case Control::Pop:
+      return "pop";
+    case Control::LoopPush:
+      return "loop push";
+    case Control::LoopControl:
+      return "loop control";
+    case Control::LoopNext:
+      return "loop next";
+    case Control::RegionBegin:
+      return "region begin";
+    case Control::RegionEnd:
+      return "region end";
+  }
+  return "?";
+}
+
+std::string_view mode_name(Mode m) {
+  switch (m) {
+    case Mode::Any:
+      return "any";
+    case Mode::User:
+      return "user";
+    case Mode::Handler:
+      return "handler";
+    case Mode::Switch:
+      return "switch";
   }
   return "?";
 }

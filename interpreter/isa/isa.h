@@ -11,7 +11,7 @@
 namespace simt::isa {
 
 enum class Op : uint16_t {
-#define X(id, mn, fam, sig, sem, feat, clause, summary) id,
+#define X(id, mn, fam, sig, sem, feat, ctl, mode, clause, summary) id,
 #include "isa/instructions.def"
 #undef X
   kCount
@@ -47,6 +47,40 @@ inline constexpr Feature kAllFeatures[] = {Feature::alu,     Feature::mem,    Fe
                                            Feature::preempt, Feature::wave,   Feature::watomic};
 static_assert(std::size(kAllFeatures) == size_t(Feature::watomic) + 1, "a feature is missing");
 
+// What an instruction does to control flow and to the mask stack, as the static
+// analyses see it (flow/flow.h; instructions.def explains each kind). Every switch
+// over it lists every kind, so that a new kind does not compile until each analysis
+// handles it.
+enum class Control : uint8_t {
+  Next,         // goes on at PC + 1
+  Jump,         // jmp: to its label
+  Branch,       // cbr: to PC + 1 or to its label
+  Call,         // call: enters its label's code; goes on at PC + 1
+  VectorCall,   // vcall: enters a vector-table entry's code; goes on at PC + 1
+  Return,       // ret: to the address on the PC stack
+  Stop,         // tret, tpause: the path ends
+  Exit,         // exit: the active lanes retire (branch.exit)
+  Push,         // push: opens an if entry
+  Invert,       // invert: acts on the if entry on top
+  Pop,          // pop: closes the top entry
+  LoopPush,     // lpush: opens a loop entry
+  LoopControl,  // brk, cont: act on the innermost loop entry
+  LoopNext,     // lnext: acts on the loop entry on top
+  RegionBegin,  // subv.begin: opens a sub-vector region
+  RegionEnd,    // subv.end: closes it
+};
+inline constexpr size_t kControlCount = static_cast<size_t>(Control::RegionEnd) + 1;
+
+// The code an instruction may stand in (trap.terms).
+enum class Mode : uint8_t {
+  Any,
+  User,     // not handler code (trap.valid.mode)
+  Handler,  // handler code only (trap.valid.mode)
+  Switch,   // switches between normal and sub-vector mode: not handler code, which
+            // runs in normal mode (wave.valid.handler)
+};
+inline constexpr size_t kModeCount = static_cast<size_t>(Mode::Switch) + 1;
+
 struct Signature {
   std::array<OperandKind, 4> kinds{};
   uint8_t count = 0;
@@ -59,6 +93,8 @@ struct OpInfo {
   Family family;
   Signature sig;
   Feature feature;
+  Control control;
+  Mode mode;
   std::string_view clause;
   std::string_view summary;
 };
@@ -71,6 +107,9 @@ std::optional<Op> find(std::string_view mnemonic);
 std::string_view feature_name(Feature f);
 std::optional<Feature> find_feature(std::string_view name);
 std::string_view operand_kind_name(OperandKind k);
+// The names `simtspec doc instructions` gives the Control and Mode columns.
+std::string_view control_name(Control c);
+std::string_view mode_name(Mode m);
 
 // ---- special registers (spec/state.md, state.special.*) -------------------------
 enum class Special : uint8_t {

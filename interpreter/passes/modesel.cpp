@@ -2,7 +2,7 @@
 // program and reads the expanded one (valid::expand) for control flow, so each
 // structured statement is mapped to the PCs it expands to. Analyses:
 //   contexts   valid.flow.calls: main, handler and function code, with the abstract
-//              mask stack at each PC (as the validator computes it);
+//              mask stack at each PC (flow/flow.h, as the validator computes it);
 //   liveness   wave.modesel.need: backward, over a graph where calls go to the
 //              called code and `ret` to the instruction after every call; the
 //              needs of segments are taken on the program without its regions
@@ -23,10 +23,12 @@
 #include <unordered_map>
 #include <utility>
 
+#include "flow/flow.h"
 #include "valid/valid.h"
 
 namespace simt::passes {
 
+using isa::Control;
 using isa::Family;
 using isa::Feature;
 using isa::Op;
@@ -83,8 +85,12 @@ std::string mnemonic(const Stmt& s) {
   return std::string(isa::info(s.op).mnemonic);
 }
 
-bool is_call(Op op) {
-  return op == Op::Call || op == Op::VCall;
+Control control(const Stmt& s) {
+  return isa::info(s.op).control;
+}
+
+bool is_call(Control k) {
+  return k == Control::Call || k == Control::VectorCall;
 }
 
 // ---- building statements -------------------------------------------------------
@@ -141,13 +147,13 @@ Stmt label(std::string name, Span sp) {
 
 // ---- the pass -----------------------------------------------------------------
 
-enum class CtxKind : uint8_t { Main, Handler, Function };
+using CtxKind = flow::Context;
 
 // valid.flow.calls: one context of the program's code.
 struct Ctx {
   CtxKind kind = CtxKind::Main;
   uint32_t entry = 0;
-  std::vector<std::optional<std::string>> st;  // abstract mask stack at each PC reached
+  std::vector<std::optional<flow::Stack>> st;  // abstract mask stack at each PC reached
   std::vector<uint32_t> reached;               // PCs reached, in discovery order
   std::vector<uint32_t> calls;                 // `call` and `vcall` PCs reached
   bool under = false;                          // entered under a mask-stack entry
@@ -245,11 +251,11 @@ class Pass {
     for (uint32_t i = 0; i < n_; ++i) uses_.push_back(uses_of(*ins_[i]));
     // wave.valid.pair: regions as PC pairs.
     region_mate_.assign(n_, 0);
-    uint32_t begin = 0;
-    for (uint32_t i = 0; i < n_; ++i) {
-      if (ins_[i]->op == Op::SubvBegin) begin = i;
-      if (ins_[i]->op == Op::SubvEnd) region_mate_[begin] = i, region_mate_[i] = begin;
-    }
+    std::vector<Op> code;
+    code.reserve(n_);
+    for (const Stmt* s : ins_) code.push_back(s->op);
+    for (const auto& r : flow::pair_regions(code).list)
+      region_mate_[r.begin] = r.end, region_mate_[r.end] = r.begin;
     // Every reference to a label by an instruction, by name.
     for (uint32_t i = 0; i < n_; ++i)
       for (const auto& o : ins_[i]->operands)
@@ -270,9 +276,9 @@ class Pass {
   // The code a `call` or `vcall` enters (trap.vector: any entry of any table).
   std::vector<uint32_t> callees(const Stmt& s) const {
     std::vector<uint32_t> t;
-    if (s.op == Op::Call) {
+    if (control(s) == Control::Call) {
       t.push_back(target(s));
-    } else if (s.op == Op::VCall) {
+    } else if (control(s) == Control::VectorCall) {
       for (const auto& v : p_.vtables)
         for (const auto& l : v.labels) t.push_back(pc_of(l));
     }
@@ -283,66 +289,34 @@ class Pass {
   // ---- contexts (valid.flow.calls, valid.flow.order) ----------------------------
   // The successors of `pc` in its context with the abstract stack after it: calls
   // go on at the next instruction; ret, tret, tpause and an exit that ends the
-  // warp have none (as in the validator).
-  void flow(uint32_t pc, const std::string& st, CtxKind kind,
-            std::vector<std::pair<uint32_t, std::string>>& next) const {
+  // warp have none (flow::in_context, as in the validator). The program is valid:
+  // the transfer function finds no fault on the paths the validator followed.
+  void context_successors(uint32_t pc, flow::Stack st, CtxKind kind,
+                          std::vector<std::pair<uint32_t, flow::Stack>>& next) {
     const Stmt& s = *ins_[pc];
-    std::string t = st;
+    const Control k = control(s);
+    const flow::Stack t = stacks_.step(st, k).after;
     auto go = [&](uint32_t to) {
       if (to < n_) next.emplace_back(to, t);
     };
-    switch (s.op) {
-      case Op::Push:
-        t.push_back('I');
-        go(pc + 1);
-        break;
-      case Op::LPush:
-        t.push_back('L');
-        go(pc + 1);
-        break;
-      case Op::SubvBegin:
-        t.push_back('R');
-        go(pc + 1);
-        break;
-      case Op::SubvEnd:
-      case Op::Pop:
-        if (!t.empty()) t.pop_back();
-        go(pc + 1);
-        break;
-      case Op::Jmp:
-        go(target(s));
-        break;
-      case Op::Cbr:
-        go(pc + 1);
-        go(target(s));
-        break;
-      case Op::Ret:
-      case Op::TRet:
-      case Op::TPause:
-        break;
-      case Op::Exit:  // branch.exit: with no entry open in the kernel, exit ends the warp
-        if (kind == CtxKind::Handler || (kind == CtxKind::Main && t.empty())) break;
-        go(pc + 1);
-        break;
-      default:
-        go(pc + 1);
-        break;
-    }
+    const flow::Edges e = flow::in_context(k, flow::exit_ends(kind, stacks_.empty(st)));
+    if (e.next) go(pc + 1);
+    if (e.target) go(target(s));
   }
 
   void analyse(size_t ci) {
-    std::vector<std::optional<std::string>> st(n_);
+    std::vector<std::optional<flow::Stack>> st(n_);
     std::vector<uint32_t> reached, calls;
     std::deque<uint32_t> work;
     const CtxKind kind = ctxs_[ci].kind;
-    st[ctxs_[ci].entry] = std::string();
+    st[ctxs_[ci].entry] = flow::kEmpty;
     work.push_back(ctxs_[ci].entry);
-    std::vector<std::pair<uint32_t, std::string>> next;
+    std::vector<std::pair<uint32_t, flow::Stack>> next;
     while (!work.empty()) {
       const uint32_t pc = work.front();
       work.pop_front();
       reached.push_back(pc);
-      if (is_call(ins_[pc]->op)) {
+      if (is_call(control(*ins_[pc]))) {
         calls.push_back(pc);
         for (uint32_t t : callees(*ins_[pc]))
           if (!fn_of_entry_.contains(t)) {
@@ -354,10 +328,10 @@ class Pass {
           }
       }
       next.clear();
-      flow(pc, *st[pc], kind, next);
-      for (auto& [to, x] : next)
+      context_successors(pc, *st[pc], kind, next);
+      for (const auto& [to, x] : next)
         if (!st[to]) {
-          st[to] = std::move(x);
+          st[to] = x;
           work.push_back(to);
         }
     }
@@ -388,7 +362,7 @@ class Pass {
       changed = false;
       for (const auto& c : ctxs_)
         for (uint32_t pc : c.calls) {
-          const bool under = c.under || !c.st[pc]->empty();
+          const bool under = c.under || !stacks_.empty(*c.st[pc]);
           if (!under) continue;
           for (uint32_t t : callees(*ins_[pc])) {
             Ctx& f = ctxs_[fn_of_entry_.at(t)];
@@ -400,6 +374,21 @@ class Pass {
   }
 
   // ---- liveness (wave.modesel.need) -------------------------------------------
+  // The PCs the edges `e` of `pc` lead to, in the order of flow::Edges; `returns`:
+  // where a ret returns to.
+  void successors(uint32_t pc, const flow::Edges& e, const std::set<uint32_t>& returns,
+                  std::vector<uint32_t>& out) const {
+    const Stmt& s = *ins_[pc];
+    out.clear();
+    if (e.next) out.push_back(pc + 1);
+    if (e.target) out.push_back(target(s));
+    if (e.callees)
+      for (uint32_t t : callees(s)) out.push_back(t);
+    if (e.returns) out.insert(out.end(), returns.begin(), returns.end());
+    if (e.mate) out.push_back(region_mate_[pc] + 1);
+    std::erase_if(out, [&](uint32_t x) { return x >= n_; });
+  }
+
   void liveness() {
     in_.assign(n_, Regs{});
     out_.assign(n_, Regs{});
@@ -412,11 +401,10 @@ class Pass {
     for (const auto& c : ctxs_)
       for (uint32_t pc : c.reached) {
         seen[pc] = true;
-        if (c.under || !c.st[pc]->empty()) under[pc] = true;
+        if (c.under || !stacks_.empty(*c.st[pc])) under[pc] = true;
         // The exit of the kernel's own code with no entry open ends the warp:
         // nothing is live after it. Elsewhere the lanes that did not exit go on.
-        if (c.kind == CtxKind::Function || (c.kind == CtxKind::Main && !c.st[pc]->empty()))
-          exit_falls[pc] = true;
+        if (!flow::exit_ends(c.kind, stacks_.empty(*c.st[pc]))) exit_falls[pc] = true;
       }
     for (uint32_t pc = 0; pc < n_; ++pc)
       if (!seen[pc]) under[pc] = true;  // (and an exit no code reaches goes nowhere)
@@ -427,46 +415,11 @@ class Pass {
         for (uint32_t t : callees(*ins_[call]))
           if (call + 1 < n_)
             for (uint32_t pc : ctxs_[fn_of_entry_.at(t)].reached)
-              if (ins_[pc]->op == Op::Ret) ret_sites[pc].insert(call + 1);
+              if (control(*ins_[pc]) == Control::Return) ret_sites[pc].insert(call + 1);
     lsucc_.assign(n_, {});
-    for (uint32_t pc = 0; pc < n_; ++pc) {
-      const Stmt& s = *ins_[pc];
-      auto& out = lsucc_[pc];
-      switch (s.op) {
-        case Op::Jmp:
-          out.push_back(target(s));
-          break;
-        case Op::Cbr:
-          out.push_back(pc + 1);
-          out.push_back(target(s));
-          break;
-        case Op::Call:
-        case Op::VCall:
-          out = callees(s);
-          break;
-        case Op::Ret:
-          out.assign(ret_sites[pc].begin(), ret_sites[pc].end());
-          break;
-        case Op::TRet:
-        case Op::TPause:
-          break;
-        case Op::Exit:
-          if (exit_falls[pc]) out.push_back(pc + 1);
-          break;
-        case Op::SubvBegin:  // wave.skip: exec 0 goes on after the region
-          out.push_back(pc + 1);
-          out.push_back(region_mate_[pc] + 1);
-          break;
-        case Op::SubvEnd:  // wave.exit: the next part starts again at the region's start
-          out.push_back(pc + 1);
-          out.push_back(region_mate_[pc] + 1);
-          break;
-        default:
-          out.push_back(pc + 1);
-          break;
-      }
-      std::erase_if(out, [&](uint32_t x) { return x >= n_; });
-    }
+    for (uint32_t pc = 0; pc < n_; ++pc)
+      successors(pc, flow::in_program(control(*ins_[pc]), !exit_falls[pc]), ret_sites[pc],
+                 lsucc_[pc]);
     kill_.assign(n_, false);
     for (uint32_t pc = 0; pc < n_; ++pc) kill_[pc] = !under[pc];
     for (bool changed = true; changed;) {
@@ -502,7 +455,7 @@ class Pass {
     std::vector<uint32_t> base(n_);
     for (uint32_t pc = 0; pc < n_; ++pc) {
       Regs after = out_[pc];
-      if (is_call(ins_[pc]->op)) after = pc + 1 < n_ ? in_[pc + 1] : Regs{};
+      if (is_call(control(*ins_[pc]))) after = pc + 1 < n_ ? in_[pc + 1] : Regs{};
       base[pc] = static_cast<uint32_t>((in_[pc] | after).count());
     }
     // A call needs the most any instruction of the code it calls (transitively) needs.
@@ -511,7 +464,7 @@ class Pass {
       for (uint32_t pc : ctxs_[ci].reached) ctx_max[ci] = std::max(ctx_max[ci], base[pc]);
     for (uint32_t pc = 0; pc < n_; ++pc) {
       need_[pc] = base[pc];
-      if (!is_call(ins_[pc]->op)) continue;
+      if (!is_call(control(*ins_[pc]))) continue;
       for (size_t ci : closure({pc})) need_[pc] = std::max(need_[pc], ctx_max[ci]);
     }
   }
@@ -523,7 +476,7 @@ class Pass {
     while (!work.empty()) {
       const uint32_t pc = work.back();
       work.pop_back();
-      if (!is_call(ins_[pc]->op)) continue;
+      if (!is_call(control(*ins_[pc]))) continue;
       for (uint32_t t : callees(*ins_[pc])) {
         auto it = fn_of_entry_.find(t);
         if (it == fn_of_entry_.end() || !out.insert(it->second).second) continue;
@@ -606,7 +559,7 @@ class Pass {
           i = *j;
           continue;
         }
-        if (s.kind == StmtKind::Instr && s.op == Op::SubvBegin)
+        if (s.kind == StmtKind::Instr && control(s) == Control::RegionBegin)
           if (auto j = region_end(i)) {
             for (size_t k = i + 1; k < *j; ++k) copy(k);
             i = *j;
@@ -656,7 +609,7 @@ class Pass {
       const Stmt& t = p_.stmts[j];
       if (t.kind == StmtKind::If || t.kind == StmtKind::Loop) ++depth;
       if (t.kind == StmtKind::EndIf || t.kind == StmtKind::EndLoop) --depth;
-      if (t.kind == StmtKind::Instr && t.op == Op::SubvEnd) {
+      if (t.kind == StmtKind::Instr && control(t) == Control::RegionEnd) {
         if (depth == 0) return j;
         return std::nullopt;
       }
@@ -689,7 +642,7 @@ class Pass {
         i = *j + 1;
         continue;
       }
-      if (s.kind == StmtKind::Instr && s.op == Op::SubvBegin) {
+      if (s.kind == StmtKind::Instr && control(s) == Control::RegionBegin) {
         if (auto j = region_end(i)) {
           add("region", i, *j);
           i = *j + 1;
@@ -698,7 +651,7 @@ class Pass {
       }
       if (s.kind == StmtKind::Loop) {
         add("loop", i, end);
-      } else if (s.kind == StmtKind::Instr && s.op == Op::Call) {
+      } else if (s.kind == StmtKind::Instr && control(s) == Control::Call) {
         add("call", i, i);
       } else if (chunk_open && s.kind != StmtKind::Label) {
         Segment& c = segs_.back();  // the chunk goes on
@@ -795,7 +748,7 @@ class Pass {
     // The code the group calls (not for switch, which refuses calls).
     std::vector<uint32_t> gcalls;
     for (uint32_t pc = g.ga; pc < g.gb; ++pc)
-      if (is_call(ins_[pc]->op)) gcalls.push_back(pc);
+      if (is_call(control(*ins_[pc]))) gcalls.push_back(pc);
     const std::set<size_t> called = closure(gcalls);
     std::vector<bool> in_called(n_, false);
     for (size_t ci : called)
@@ -818,6 +771,7 @@ class Pass {
     each_insn([&](uint32_t pc, bool grp) {
       const Stmt& s = *ins_[pc];
       const auto& info = isa::info(s.op);
+      const Control k = info.control;
       const std::string mn = "'" + mnemonic(s) + "'";
       const std::string where = grp ? "" : " in code the group calls";
       if (info.feature == Feature::wave)
@@ -825,7 +779,7 @@ class Pass {
       else if (info.feature == Feature::bar)
         ok = refuse(s.span, g, mn + where + ": the parts would arrive at the barrier one by one",
                     "wave.modesel.safe");
-      else if (s.op == Op::Ret && grp)
+      else if (k == Control::Return && grp)
         ok = refuse(s.span, g, mn + ": control would leave the group", "wave.modesel.safe");
       else if (info.feature == Feature::trap)
         ok = refuse(s.span, g, mn + where + ": a trap instruction acts once per warp",
@@ -843,19 +797,19 @@ class Pass {
         ok = refuse(s.span, g,
                     mn + where + " reads an exec register, which holds one part in a pass",
                     "wave.modesel.safe");
-      else if (s.op == Op::Cbr &&
+      else if (k == Control::Branch &&
                (s.operands[0].value.file != RegFile::PTrue || s.operands[0].negate))
         ok = refuse(s.span, g,
                     mn + where + " with a predicate other than pt: it would be judged per part",
                     "wave.modesel.safe");
-      else if (s.op == Op::Call && grp && strategy_ == Strategy::Switch)
+      else if (k == Control::Call && grp && strategy_ == Strategy::Switch)
         ok = refuse(s.span, g, mn + ": control would leave the sub-vector region",
                     "wave.valid.branch");
-      else if (grp && (s.op == Op::Jmp || s.op == Op::Cbr) &&
+      else if (grp && (k == Control::Jump || k == Control::Branch) &&
                !names.contains(s.operands.back().name))
         ok = refuse(s.span, g, mn + " to '" + s.operands.back().name + "', outside the group",
                     "wave.modesel.safe");
-      else if (s.op == Op::Jmp && target(s) <= pc)
+      else if (k == Control::Jump && target(s) <= pc)
         ok = refuse(s.span, g,
                     mn + where + " back to '" + s.operands.back().name +
                         "': a loop closed by jmp that only exit ends would run without end in "
@@ -872,11 +826,11 @@ class Pass {
     ok = check_loop_scalars(g, in_called) && ok;
     ok = check_balance(g) && ok;
     // Where control leaves the group at its end.
-    std::vector<std::pair<uint32_t, std::string>> next;
+    std::vector<std::pair<uint32_t, flow::Stack>> next;
     for (uint32_t pc = g.ga; pc < g.gb; ++pc) {
       if (!main_->st[pc]) continue;
       next.clear();
-      flow(pc, *main_->st[pc], CtxKind::Main, next);
+      context_successors(pc, *main_->st[pc], CtxKind::Main, next);
       for (const auto& nx : next)
         if (nx.first == g.gb) g.falls_through = true;
     }
@@ -912,15 +866,32 @@ class Pass {
   };
   ScalarFlow written_before(uint32_t entry, const std::vector<bool>& in_set) const {
     auto succ = [&](uint32_t pc, std::vector<uint32_t>& out) {
-      out.clear();
       const Stmt& s = *ins_[pc];
-      if (s.op == Op::Exit) {
-        out.push_back(pc + 1);
-      } else if (s.op == Op::Call || s.op == Op::VCall) {
-        out = callees(s);
-        if (strategy_ == Strategy::Switch) out.push_back(pc + 1);
-      } else {
-        out = lsucc_[pc];
+      const Control k = control(s);
+      switch (k) {
+        case Control::Exit:
+          out.assign(1, pc + 1);
+          break;
+        case Control::Call:
+        case Control::VectorCall:
+          out = callees(s);
+          if (strategy_ == Strategy::Switch) out.push_back(pc + 1);
+          break;
+        case Control::Next:
+        case Control::Jump:
+        case Control::Branch:
+        case Control::Return:
+        case Control::Stop:
+        case Control::Push:
+        case Control::Invert:
+        case Control::Pop:
+        case Control::LoopPush:
+        case Control::LoopControl:
+        case Control::LoopNext:
+        case Control::RegionBegin:
+        case Control::RegionEnd:
+          out = lsucc_[pc];
+          break;
       }
       std::erase_if(out, [&](uint32_t x) { return x >= n_ || !in_set[x]; });
     };
@@ -993,7 +964,7 @@ class Pass {
     bool ok = true;
     for (uint32_t back = 0; back < n_; ++back) {
       const Stmt& s = *ins_[back];
-      if (s.op != Op::Cbr || !(in_group(g, back) || in_called[back])) continue;
+      if (control(s) != Control::Branch || !(in_group(g, back) || in_called[back])) continue;
       const uint32_t head = target(s);
       if (head > back) continue;
       std::vector<bool> in_set(in_called);
@@ -1025,19 +996,19 @@ class Pass {
   // mask stack it did not open itself.
   bool check_balance(const Group& g) {
     if (!main_->st[g.ga]) return true;
-    const std::string base = *main_->st[g.ga];
-    std::vector<std::pair<uint32_t, std::string>> next;
+    const flow::Stack base = *main_->st[g.ga];
+    std::vector<std::pair<uint32_t, flow::Stack>> next;
     for (uint32_t pc = g.ga; pc < g.gb; ++pc) {
       if (!main_->st[pc]) continue;
-      const std::string& st = *main_->st[pc];
+      const flow::Stack st = *main_->st[pc];
       const Stmt& s = *ins_[pc];
-      bool bad = st.size() < base.size() || st.compare(0, base.size(), base) != 0;
-      if (s.op == Op::Pop || s.op == Op::Invert || s.op == Op::LNext)
-        bad = bad || st.size() <= base.size();
-      if (s.op == Op::Brk || s.op == Op::Cont)
-        bad = bad || st.find('L', base.size()) == std::string::npos;
+      // The entries below the group's are out of reach in it, as below a region's
+      // in the region: the transfer function with the group's start as the floor.
+      const bool bad_step =
+          stacks_.step(st, control(s), stacks_.size(base)).fault != flow::Fault::None;
+      bool bad = !stacks_.extends(st, base) || bad_step;
       next.clear();
-      flow(pc, st, CtxKind::Main, next);
+      context_successors(pc, st, CtxKind::Main, next);
       for (const auto& [to, x] : next)
         if (to == g.gb && x != base) bad = true;
       if (bad)
@@ -1292,6 +1263,7 @@ class Pass {
   std::vector<uint32_t> region_mate_;
   std::map<std::string, std::vector<uint32_t>> refs_;
   std::set<std::string> entry_refs_;
+  flow::Stacks stacks_;  // the abstract mask stacks of the contexts
   std::vector<Ctx> ctxs_;
   std::unordered_map<uint32_t, size_t> fn_of_entry_;
   const Ctx* main_ = nullptr;

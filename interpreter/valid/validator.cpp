@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "flow/flow.h"
 #include "valid/valid.h"
 
 namespace simt::valid {
@@ -210,30 +211,29 @@ class Validator {
               " (.vregs)",
           "wave.valid.shared.base");
     // wave.valid.pair, wave.valid.nest: regions are [begin, end] PC ranges.
-    std::vector<std::pair<uint32_t, uint32_t>>& regs = regions_;
-    constexpr uint32_t kNone = ~0u;
-    uint32_t open = kNone;
-    for (uint32_t pc = 0; pc < size_; ++pc) {
-      const Op op = pcs_[pc]->op;
-      if (op == Op::SubvBegin) {
-        if (open != kNone)
-          err(pcs_[pc]->span,
+    std::vector<isa::Op> code;
+    code.reserve(size_);
+    for (const Stmt* s : pcs_) code.push_back(s->op);
+    const flow::Regions paired = flow::pair_regions(code);
+    for (const auto& e : paired.errors) {
+      const Span at = pcs_[e.pc]->span;
+      switch (e.kind) {
+        case flow::RegionError::Kind::Nested:
+          err(at,
               "sub-vector regions do not nest: the region opened on line " +
-                  std::to_string(pcs_[open]->span.line) + " is still open",
+                  std::to_string(pcs_[e.open]->span.line) + " is still open",
               "wave.valid.nest");
-        else
-          open = pc;
-      } else if (op == Op::SubvEnd) {
-        if (open == kNone) {
-          err(pcs_[pc]->span, "subv.end with no sub-vector region open", "wave.valid.pair");
-        } else {
-          regs.emplace_back(open, pc);
-          open = kNone;
-        }
+          break;
+        case flow::RegionError::Kind::Unopened:
+          err(at, "subv.end with no sub-vector region open", "wave.valid.pair");
+          break;
+        case flow::RegionError::Kind::Unclosed:
+          err(at, "subv.begin with no subv.end after it", "wave.valid.pair");
+          break;
       }
     }
-    if (open != kNone)
-      err(pcs_[open]->span, "subv.begin with no subv.end after it", "wave.valid.pair");
+    std::vector<std::pair<uint32_t, uint32_t>>& regs = regions_;
+    for (const auto& r : paired.list) regs.emplace_back(r.begin, r.end);
     if (regs.empty()) return;
     // Which region each PC's instruction is inside (after its subv.begin, up to
     // and including its subv.end), or -1.
@@ -247,35 +247,63 @@ class Validator {
     };
     for (uint32_t pc = 0; pc < size_; ++pc) {
       const Stmt& s = *pcs_[pc];
-      const std::string mn(isa::info(s.op).mnemonic);
+      const auto& info = isa::info(s.op);
+      const std::string mn(info.mnemonic);
       const int r = in[pc];
-      if (r >= 0 && s.op != Op::SubvEnd) {
-        if (s.op == Op::Bar)
-          err(s.span, "bar inside a sub-vector region: the parts would arrive one by one",
-              "wave.valid.bar");
-        else if (s.op == Op::Call || s.op == Op::VCall || s.op == Op::Ret)
-          err(s.span, mn + " inside a sub-vector region: control would leave the region",
-              "wave.valid.branch");
-        else if (isa::info(s.op).family == isa::Family::AtomWarp)
-          err(s.span,
-              mn + " inside a sub-vector region: a warp-wide atomic acts once per wave, which "
-                   "a part cannot do",
-              "wave.valid.watom");
+      if (r >= 0 && info.feature == isa::Feature::bar)
+        err(s.span, "bar inside a sub-vector region: the parts would arrive one by one",
+            "wave.valid.bar");
+      else if (r >= 0 && info.family == isa::Family::AtomWarp)
+        err(s.span,
+            mn + " inside a sub-vector region: a warp-wide atomic acts once per wave, which "
+                 "a part cannot do",
+            "wave.valid.watom");
+      // The label a jmp, cbr or call names (valid.label.defined has checked it).
+      const std::string* label = !s.operands.empty() && s.operands.back().type == OperandType::Label
+                                     ? &s.operands.back().name
+                                     : nullptr;
+      switch (info.control) {
+        case isa::Control::Call:
+          if (r >= 0)
+            err(s.span, mn + " inside a sub-vector region: control would leave the region",
+                "wave.valid.branch");
+          else if (label && region_at(*label) >= 0)
+            err(s.span, "call to '" + *label + "', inside a sub-vector region",
+                "wave.valid.branch");
+          break;
+        case isa::Control::VectorCall:
+        case isa::Control::Return:
+          if (r >= 0)
+            err(s.span, mn + " inside a sub-vector region: control would leave the region",
+                "wave.valid.branch");
+          break;
+        case isa::Control::Jump:
+        case isa::Control::Branch:
+          if (label) {
+            const int t = region_at(*label);
+            if (t != r && r >= 0)
+              err(s.span, mn + " to '" + *label + "' leaves the sub-vector region",
+                  "wave.valid.branch");
+            else if (t != r)
+              err(s.span,
+                  mn + " to '" + *label +
+                      "' enters a sub-vector region other than at its subv.begin",
+                  "wave.valid.branch");
+          }
+          break;
+        case isa::Control::Next:
+        case isa::Control::Stop:
+        case isa::Control::Exit:
+        case isa::Control::Push:
+        case isa::Control::Invert:
+        case isa::Control::Pop:
+        case isa::Control::LoopPush:
+        case isa::Control::LoopControl:
+        case isa::Control::LoopNext:
+        case isa::Control::RegionBegin:
+        case isa::Control::RegionEnd:
+          break;
       }
-      if ((s.op == Op::Jmp || s.op == Op::Cbr) && !s.operands.empty() &&
-          s.operands.back().type == OperandType::Label) {
-        const std::string& label = s.operands.back().name;
-        const int t = region_at(label);
-        if (t != r && r >= 0)
-          err(s.span, mn + " to '" + label + "' leaves the sub-vector region", "wave.valid.branch");
-        else if (t != r)
-          err(s.span,
-              mn + " to '" + label + "' enters a sub-vector region other than at its subv.begin",
-              "wave.valid.branch");
-      }
-      if (s.op == Op::Call && r < 0 && !s.operands.empty() && region_at(s.operands[0].name) >= 0)
-        err(s.span, "call to '" + s.operands[0].name + "', inside a sub-vector region",
-            "wave.valid.branch");
     }
     // Handler entries and vector-table entries are entered from outside.
     std::vector<std::pair<std::string, Span>> entries;
@@ -294,66 +322,8 @@ class Validator {
 
   // ---- valid.flow.*: abstract interpretation of the mask stack -------------------
   // The abstract state is the sequence of mask-stack entry kinds pushed since the
-  // entry of the current context (valid.flow.*, wave.valid.balance). Sequences are
-  // interned in a tree (class Stacks): a state is the id of its top entry's node, so
-  // a push, a pop and a comparison take constant time whatever the depth.
-  enum class Entry : uint8_t { If, Loop, Region };
-  using AState = uint32_t;
-
-  class Stacks {
-   public:
-    static constexpr AState kEmpty = 0;
-    AState push(AState below, Entry e) {
-      const uint64_t key = uint64_t{below} << 2 | static_cast<uint8_t>(e);
-      auto [it, fresh] = index_.emplace(key, static_cast<AState>(nodes_.size()));
-      if (fresh) {
-        const Node& b = nodes_[below];
-        Node n{below, e, b.size + 1, b.floor, b.loop};
-        if (e == Entry::Region) n.floor = n.size, n.loop = false;
-        if (e == Entry::Loop) n.loop = true;
-        nodes_.push_back(n);
-      }
-      return it->second;
-    }
-    AState pop(AState s) const { return nodes_[s].below; }
-    bool empty(AState s) const { return s == kEmpty; }
-    // The top entry's kind; the stack must not be empty.
-    Entry top(AState s) const { return nodes_[s].kind; }
-    uint32_t size(AState s) const { return nodes_[s].size; }
-    // wave.valid.balance: the entries up to the innermost region's (0 if none) are
-    // out of reach inside the region.
-    uint32_t floor(AState s) const { return nodes_[s].floor; }
-    // A loop entry above the floor.
-    bool has_loop(AState s) const { return nodes_[s].loop; }
-
-    // "no entry", "1 entry (if)", "2 entries (if, loop)": kinds from the bottom up;
-    // past kDescribed entries, only the innermost ones ("40 entries (..., if)").
-    std::string describe(AState s) const {
-      if (s == kEmpty) return "no entry";
-      constexpr uint32_t kDescribed = 8;
-      std::vector<Entry> top;
-      for (AState t = s; t != kEmpty && top.size() < kDescribed; t = nodes_[t].below)
-        top.push_back(nodes_[t].kind);
-      std::string kinds = size(s) > kDescribed ? "..." : "";
-      for (auto it = top.rbegin(); it != top.rend(); ++it)
-        kinds +=
-            std::string(kinds.empty() ? "" : ", ") + (*it == Entry::If     ? "if"
-                                                      : *it == Entry::Loop ? "loop"
-                                                                           : "sub-vector region");
-      return std::to_string(size(s)) + (size(s) == 1 ? " entry (" : " entries (") + kinds + ")";
-    }
-
-   private:
-    struct Node {
-      AState below;
-      Entry kind;
-      uint32_t size;
-      uint32_t floor;
-      bool loop;
-    };
-    std::vector<Node> nodes_{Node{kEmpty, Entry::If, 0, 0, false}};
-    std::unordered_map<uint64_t, AState> index_;  // (below, kind) -> node
-  };
+  // entry of the current context (valid.flow.*, wave.valid.balance): flow::Stacks.
+  using AState = flow::Stack;
 
   void flow_analysis() {
     if (size_ == 0) {
@@ -364,7 +334,7 @@ class Validator {
     // any, trap.install) as the handler's; every call target, PC 0 included, once
     // more as a called context (valid.flow.calls).
     std::vector<uint32_t> entries{0};
-    std::vector<Ctx> kinds{Ctx::Main};
+    std::vector<flow::Context> kinds{flow::Context::Main};
     std::vector<bool> is_root(size_, false);
     is_root[0] = true;
     // trap.install: `.handler` and every `.handler_entry` are handler contexts.
@@ -387,7 +357,7 @@ class Validator {
       } else if (!is_root[it->second]) {
         is_root[it->second] = true;
         entries.push_back(it->second);
-        kinds.push_back(Ctx::Handler);
+        kinds.push_back(flow::Context::Handler);
       }
     }
     const size_t roots = entries.size();
@@ -397,15 +367,15 @@ class Validator {
         vcall_targets_.emplace_back(&l, label_pc_.at(l));
         if (!vcall_end_ && vcall_targets_.back().second >= size_) vcall_end_ = &l;
       }
-    at_.assign(size_, Stacks::kEmpty);
+    at_.assign(size_, flow::kEmpty);
     seen_.assign(size_, 0);
     reported_.assign(size_, 0);
     std::vector<bool> is_called(size_, false);
     std::vector<Context> ctxs;
     for (size_t i = 0; i < entries.size(); ++i) {
       ctxs.emplace_back();
-      analyse(static_cast<uint32_t>(i + 1), entries[i], i < roots ? kinds[i] : Ctx::Function,
-              entries, is_called, ctxs.back());
+      analyse(static_cast<uint32_t>(i + 1), entries[i],
+              i < roots ? kinds[i] : flow::Context::Function, entries, is_called, ctxs.back());
     }
     modes(entries, roots, handler_at_entry, ctxs);
     shared_reads();
@@ -458,10 +428,10 @@ class Validator {
           if ((kinds[i] == OperandKind::Dst || kinds[i] == OperandKind::VDst) &&
               s.operands[i].value.file == RegFile::V)
             set.set(s.operands[i].value.index);
-        if (s.op == Op::Push || s.op == Op::LPush) ++d;
-        if (s.op == Op::Pop) --d;
+        const isa::Control k = isa::info(s.op).control;
+        d += flow::depth_change(k);
         if (pc == end) continue;
-        auto flow = [&](uint32_t to) {
+        auto go = [&](uint32_t to) {
           if (to <= begin || to > end) return;  // wave.valid.branch reports it
           std::optional<Set>& dst = at[to - begin];
           if (!dst) {
@@ -473,12 +443,9 @@ class Validator {
             work.push_back(to);
           }
         };
-        if (s.op == Op::Jmp) {
-          flow(target(s, 0));
-        } else {
-          flow(pc + 1);
-          if (s.op == Op::Cbr) flow(target(s, 1));
-        }
+        const flow::Edges e = flow::straight(k);
+        if (e.next) go(pc + 1);
+        if (e.target) go(target(s, s.operands.size() - 1));
       }
     }
   }
@@ -535,16 +502,22 @@ class Validator {
       const std::string mn(isa::info(s.op).mnemonic);
       if (pc_mode[pc] == (kUser | kHandler)) {
         err(s.span, "this instruction is both user code and handler code", "trap.valid.disjoint");
-      } else if (pc_mode[pc] == kUser &&
-                 (s.op == Op::TRet || s.op == Op::TPause || s.op == Op::TClear ||
-                  s.op == Op::FrameLd || s.op == Op::FrameSt)) {
-        err(s.span, mn + " outside handler code", "trap.valid.mode");
-      } else if (pc_mode[pc] == kHandler &&
-                 (s.op == Op::Sys || s.op == Op::Exit || s.op == Op::VCall)) {
-        err(s.span, mn + " in handler code", "trap.valid.mode");
-      } else if (pc_mode[pc] == kHandler && (s.op == Op::SubvBegin || s.op == Op::SubvEnd)) {
-        err(s.span, mn + " in handler code: handler code runs in normal mode",
-            "wave.valid.handler");
+        continue;
+      }
+      switch (isa::info(s.op).mode) {
+        case isa::Mode::Any:
+          break;
+        case isa::Mode::Handler:
+          if (pc_mode[pc] == kUser) err(s.span, mn + " outside handler code", "trap.valid.mode");
+          break;
+        case isa::Mode::User:
+          if (pc_mode[pc] == kHandler) err(s.span, mn + " in handler code", "trap.valid.mode");
+          break;
+        case isa::Mode::Switch:
+          if (pc_mode[pc] == kHandler)
+            err(s.span, mn + " in handler code: handler code runs in normal mode",
+                "wave.valid.handler");
+          break;
       }
     }
   }
@@ -553,16 +526,14 @@ class Validator {
     return label_pc_.at(s.operands.at(opnd).name);
   }
 
-  enum class Ctx : uint8_t { Main, Handler, Function };
-
   // Explores one context (valid.flow.order). `id` (from 1) marks the PCs this
   // context has reached and reported in seen_ and reported_, so that these arrays
   // serve every context without being cleared.
-  void analyse(uint32_t id, uint32_t entry, Ctx ctx, std::vector<uint32_t>& entries,
+  void analyse(uint32_t id, uint32_t entry, flow::Context ctx, std::vector<uint32_t>& entries,
                std::vector<bool>& is_called, Context& out) {
-    const bool main = ctx != Ctx::Function;
+    const bool main = ctx != flow::Context::Function;
     std::deque<uint32_t> work;
-    at_[entry] = Stacks::kEmpty;
+    at_[entry] = flow::kEmpty;
     seen_[entry] = id;
     work.push_back(entry);
     auto report = [&](uint32_t pc, std::string msg, const char* clause) {
@@ -596,91 +567,60 @@ class Validator {
       }
     };
     const char* where = main ? "" : " in this function";
-    const Stacks& S = stacks_;
+    const flow::Stacks& S = stacks_;
     while (!work.empty()) {
       uint32_t pc = work.front();
       work.pop_front();
       out.reached.push_back(pc);
       const AState st = at_[pc];
       const Stmt& s = *pcs_[pc];
+      const auto& info = isa::info(s.op);
+      const std::string mn(info.mnemonic);
       // wave.valid.balance: entries below a region's start are out of reach inside it.
       const uint32_t floor = S.floor(st);
-      const bool empty = S.empty(st);
-      const bool region_top = !empty && S.top(st) == Entry::Region;
-      switch (s.op) {
-        case Op::Push:
-          flow_to(pc, pc + 1, stacks_.push(st, Entry::If));
+      const flow::Step step = stacks_.step(st, info.control);
+      switch (step.fault) {
+        case flow::Fault::None:
           break;
-        case Op::LPush:
-          flow_to(pc, pc + 1, stacks_.push(st, Entry::Loop));
+        case flow::Fault::RegionOpen: {
+          const uint32_t open = S.size(st) - floor;
+          report(pc,
+                 "the mask stack is not balanced across the sub-vector region: " +
+                     std::to_string(open) + " entr" + (open == 1 ? "y" : "ies") +
+                     " pushed in it still open",
+                 "wave.valid.balance");
           break;
-        case Op::SubvBegin:  // wave.valid.balance
-          flow_to(pc, pc + 1, stacks_.push(st, Entry::Region));
+        }
+        case flow::Fault::AtFloor:
+          report(pc,
+                 mn + " inside a sub-vector region with no " +
+                     (info.control == isa::Control::LoopNext ? "loop" : "push") +
+                     " of the region open",
+                 "wave.valid.balance");
           break;
-        case Op::SubvEnd:
-          if (!region_top) {
-            const uint32_t open = S.size(st) - floor;
-            report(pc,
-                   "the mask stack is not balanced across the sub-vector region: " +
-                       std::to_string(open) + " entr" + (open == 1 ? "y" : "ies") +
-                       " pushed in it still open",
-                   "wave.valid.balance");
-          } else {
-            flow_to(pc, pc + 1, S.pop(st));
-          }
+        case flow::Fault::NoEntry:
+          report(pc, mn + " with no push open" + where, "valid.flow.pop");
           break;
-        case Op::Invert:
-          if (region_top)
-            report(pc, "invert inside a sub-vector region with no push of the region open",
-                   "wave.valid.balance");
-          else if (empty)
-            report(pc, std::string("invert with no push open") + where, "valid.flow.pop");
-          else if (S.top(st) != Entry::If)
-            report(pc, "invert inside a loop but outside any push of that loop", "valid.flow.pop");
-          else
-            flow_to(pc, pc + 1, st);
+        case flow::Fault::LoopOnTop:
+          report(pc, mn + " inside a loop but outside any push of that loop", "valid.flow.pop");
           break;
-        case Op::Pop:
-          if (region_top)
-            report(pc, "pop inside a sub-vector region with no push of the region open",
-                   "wave.valid.balance");
-          else if (empty)
-            report(pc, std::string("pop with no push open") + where, "valid.flow.pop");
-          else
-            flow_to(pc, pc + 1, S.pop(st));
+        case flow::Fault::NoLoop:
+          report(pc,
+                 mn + (floor > 0 ? " with no loop opened inside the sub-vector region"
+                                 : " outside of any loop" + std::string(where)),
+                 floor > 0 ? "wave.valid.balance" : "valid.flow.pop");
           break;
-        case Op::Brk:
-        case Op::Cont:
-          if (!S.has_loop(st))
-            report(pc,
-                   std::string(s.op == Op::Brk ? "brk" : "cont") +
-                       (floor > 0 ? " with no loop opened inside the sub-vector region"
-                                  : " outside of any loop" + std::string(where)),
-                   floor > 0 ? "wave.valid.balance" : "valid.flow.pop");
-          else
-            flow_to(pc, pc + 1, st);
+        case flow::Fault::NoLoopOnTop:
+          report(pc, mn + " with a push still open, or outside a loop", "valid.flow.pop");
           break;
-        case Op::LNext:
-          if (region_top)
-            report(pc, "lnext inside a sub-vector region with no loop of the region open",
-                   "wave.valid.balance");
-          else if (empty || S.top(st) != Entry::Loop)
-            report(pc, "lnext with a push still open, or outside a loop", "valid.flow.pop");
-          else
-            flow_to(pc, pc + 1, st);
-          break;
-        case Op::Cbr:
-          flow_to(pc, pc + 1, st);
-          flow_to(pc, target(s, 1), st);
-          break;
-        case Op::Jmp:
-          flow_to(pc, target(s, 0), st);
-          break;
-        case Op::Call: {
-          const uint32_t t = target(s, 0);
+      }
+      if (step.fault != flow::Fault::None) continue;  // the path goes no further
+      switch (info.control) {
+        case isa::Control::Call: {
+          const uint32_t t = target(s, s.operands.size() - 1);
           if (t >= size_) {
             report(pc,
-                   "call to '" + s.operands[0].name +
+                   "call to '" + s.operands.back().name +
                        "', the end of the program: the called code runs past the last "
                        "instruction",
                    "valid.flow.calls");
@@ -688,10 +628,9 @@ class Validator {
             out.callees.push_back(t);
             note_call(t);
           }
-          flow_to(pc, pc + 1, st);
           break;
         }
-        case Op::VCall:
+        case isa::Control::VectorCall:
           // trap.vector: vcall may call any entry of any vector table. The first
           // vcall reached notes them all as called contexts.
           if (vcall_end_)
@@ -705,32 +644,38 @@ class Validator {
               if (t.second < size_) note_call(t.second);
           vtables_noted_ = true;
           out.vcalls = true;
-          flow_to(pc, pc + 1, st);
           break;
-        case Op::TRet:  // trap.return, trap.pause: the warp leaves the handler
-        case Op::TPause:
-          break;
-        case Op::Ret:
+        case isa::Control::Return:
           if (main)
             report(pc, "ret outside a called function: the PC stack would underflow",
                    "valid.flow.ret");
-          else if (!empty)
+          else if (!S.empty(st))
             report(pc,
                    "ret with " + std::to_string(S.size(st)) + " mask-stack entr" +
                        (S.size(st) == 1 ? "y" : "ies") + " still open in the function",
                    "valid.flow.ret");
           break;
-        case Op::Exit:
-          // With no mask-stack entry open in the kernel's own code, every live lane is
-          // active and exit ends the warp; otherwise the lanes that did not exit carry
-          // on and exit falls through (branch.exit).
-          if (ctx == Ctx::Handler) break;  // reported by modes(): trap.valid.mode
-          if (!(main && empty)) flow_to(pc, pc + 1, st);
-          break;
-        default:
-          flow_to(pc, pc + 1, st);
+        case isa::Control::Next:
+        case isa::Control::Jump:
+        case isa::Control::Branch:
+        case isa::Control::Stop:  // trap.return, trap.pause: the warp leaves the handler
+        case isa::Control::Exit:  // in handler code, reported by modes(): trap.valid.mode
+        case isa::Control::Push:
+        case isa::Control::Invert:
+        case isa::Control::Pop:
+        case isa::Control::LoopPush:
+        case isa::Control::LoopControl:
+        case isa::Control::LoopNext:
+        case isa::Control::RegionBegin:
+        case isa::Control::RegionEnd:
           break;
       }
+      // With no mask-stack entry open in the kernel's own code, every live lane is
+      // active and exit ends the warp; otherwise the lanes that did not exit carry
+      // on and exit falls through (branch.exit).
+      const flow::Edges e = flow::in_context(info.control, flow::exit_ends(ctx, S.empty(st)));
+      if (e.next) flow_to(pc, pc + 1, step.after);
+      if (e.target) flow_to(pc, target(s, s.operands.size() - 1), step.after);
     }
   }
 
@@ -750,7 +695,7 @@ class Validator {
   std::vector<LateRead> late_reads_;  // trap.valid.regs
   // valid.flow.*: the abstract stacks, and per PC the stack the context `seen_[pc]`
   // (from 1) first brought there; `reported_[pc]`: the context that reported it.
-  Stacks stacks_;
+  flow::Stacks stacks_;
   std::vector<AState> at_;
   std::vector<uint32_t> seen_, reported_;
   // trap.vector: every vector-table entry (label, PC), in order; the first that is

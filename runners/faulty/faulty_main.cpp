@@ -133,7 +133,7 @@ constexpr AtomOps atom_ops() {
 }
 namespace sem = simt::exec::sem;
 constexpr AtomOps kAtomOps[] = {
-#define X(id, mn, fam, sig, semantics, feat, clause, summary) atom_ops<semantics>(),
+#define X(id, mn, fam, sig, semantics, feat, ctl, mode, clause, summary) atom_ops<semantics>(),
 #include "isa/instructions.def"
 #undef X
 };
