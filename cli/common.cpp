@@ -21,16 +21,44 @@
 
 namespace simt::cli {
 
+namespace {
+
+// A setting's flag help: the row's help, and the directive it overrides.
+std::string flag_help(exec::Setting s) {
+  const exec::SettingInfo& i = exec::setting_info(s);
+  std::string help(i.help);
+  if (i.directive) return help + " (overrides ." + std::string(i.name) + ")";
+  return help + " (overrides the configuration file)";
+}
+
+// A flag's value as an override (state.launch.sources); false after printing the
+// error for a value of the right type that names nothing (an unknown policy).
+template <exec::SettingType T>
+bool flag_value(const exec::SettingWritten<T>& written, std::optional<exec::SettingValue<T>>& out) {
+  if constexpr (T == exec::SettingType::Policy) {
+    if (written.empty()) return true;  // `--policy ''` leaves the policy alone
+    auto p = exec::find_policy(written);
+    if (!p) {
+      std::cerr << "simtspec: unknown policy '" << written
+                << "' (round_robin, lowest_pc_first, oldest_first, random)\n";
+      return false;
+    }
+    out = *p;
+  } else {
+    out = written;
+  }
+  return true;
+}
+
+}  // namespace
+
 void LaunchFlags::add(CLI::App& app) {
-  o_wave = app.add_option("--wave", wave, "wave size in lanes (overrides .wave)");
-  o_simd = app.add_option("--simd", simd, "SIMD width (overrides .simd)");
-  o_warps = app.add_option("--warps", warps, "warps per workgroup (overrides .warps)");
-  o_wg = app.add_option("--workgroups", workgroups, "number of workgroups (overrides .workgroups)");
-  o_cores = app.add_option("--cores", cores, "number of cores (overrides .cores)");
-  app.add_option("--policy", policy,
-                 "scheduling policy: round_robin, lowest_pc_first, oldest_first, random");
-  o_seed = app.add_option("--seed", seed, "seed of the random policy");
-  o_steps = app.add_option("--max-steps", max_steps, "step limit");
+  // Every launch setting (exec/settings.def); its value is checked with the
+  // program's (state.launch.check), like a directive's.
+#define SIMT_SETTING(name, ...)                                                              \
+  o_##name = app.add_option(std::string(exec::setting_info(exec::Setting::name).flag), name, \
+                            flag_help(exec::Setting::name));
+#include "exec/settings.def"
   app.add_option("--config", config, "TOML launch configuration ([launch] table)");
   app.add_option("--host", host,
                  "TOML host script: [[host]] tables of timed host actions (spec/trap.md, "
@@ -66,22 +94,10 @@ std::optional<host::LoadOptions> LaunchFlags::options() const {
     }
   }
   auto& c = opt.cli;
-  if (o_wave && o_wave->count()) c.wave = wave;
-  if (o_simd && o_simd->count()) c.simd = simd;
-  if (o_warps && o_warps->count()) c.warps = warps;
-  if (o_wg && o_wg->count()) c.workgroups = workgroups;
-  if (o_cores && o_cores->count()) c.cores = cores;
-  if (o_seed && o_seed->count()) c.seed = seed;
-  if (o_steps && o_steps->count()) c.max_steps = max_steps;
-  if (!policy.empty()) {
-    auto p = exec::find_policy(policy);
-    if (!p) {
-      std::cerr << "simtspec: unknown policy '" << policy
-                << "' (round_robin, lowest_pc_first, oldest_first, random)\n";
-      return std::nullopt;
-    }
-    c.policy = *p;
-  }
+#define SIMT_SETTING(name, T, ...)                                                      \
+  if (o_##name && o_##name->count() && !flag_value<exec::SettingType::T>(name, c.name)) \
+    return std::nullopt;
+#include "exec/settings.def"
   opt.validate_flow = !no_validate;
   return opt;
 }

@@ -15,16 +15,16 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFail = 1;
 inline constexpr int kExitUsage = 2;
 
-// Launch options shared by the commands that run or assemble programs.
+// Launch options shared by the commands that run or assemble programs: a flag per
+// row of exec/settings.def (its value as written, and its option), then the rest.
 struct LaunchFlags {
-  uint32_t wave = 0, simd = 0, warps = 0, workgroups = 0, cores = 0;
-  std::string policy;
-  uint64_t seed = 0, max_steps = 0;
+#define SIMT_SETTING(name, T, ...)                   \
+  exec::SettingWritten<exec::SettingType::T> name{}; \
+  CLI::Option* o_##name = nullptr;
+#include "exec/settings.def"
   std::string config;
   std::string host;  // --host FILE.toml (trap.host.toml)
   bool no_validate = false;
-  CLI::Option *o_wave = nullptr, *o_simd = nullptr, *o_warps = nullptr, *o_wg = nullptr,
-              *o_cores = nullptr, *o_seed = nullptr, *o_steps = nullptr;
 
   void add(CLI::App& app);
   // Builds load options; on error prints a message and returns nothing.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/config.h"
 #include "generate.h"
 #include "isa/isa.h"
 #include "spec_alu.h"
@@ -20,10 +21,10 @@ namespace simt::gen {
 
 namespace {
 
-constexpr int kPreds = 16;                  // state.warp: 16 predicates per lane
-constexpr uint32_t kDefaultMaskDepth = 32;  // state.launch.defaults
-constexpr uint32_t kDefaultCallDepth = 16;
-constexpr uint64_t kMaxSteps = 10'000'000;  // state.launch.defaults (max_steps)
+constexpr int kPreds = 16;  // state.warp: 16 predicates per lane
+constexpr uint32_t kDefaultMaskDepth = exec::kDefaultLaunch.mask_depth;  // state.launch.defaults
+constexpr uint32_t kDefaultCallDepth = exec::kDefaultLaunch.call_depth;
+constexpr uint64_t kMaxSteps = exec::kDefaultLaunch.max_steps;
 // Each loop iteration costs the warp at least 5 steps (cmp.ge, brk, add, lnext,
 // cbr), so a lane running this many iterations means the reference ends
 // `step_limit`: the evaluator gives up instead.

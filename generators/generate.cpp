@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "exec/config.h"
 #include "isa/isa.h"
 #include "pools.h"
 
@@ -1084,20 +1085,22 @@ rc::Gen<Program> program(const Options& o) {
           // the deepest push or call may overflow. The defaults otherwise, unless
           // the program needs more (it never overflows without traps).
           const uint32_t mneed = std::max(1u, mask_need(p)), cneed = std::max(1u, call_need(p));
+          constexpr uint32_t kDefMask = exec::kDefaultLaunch.mask_depth;
+          constexpr uint32_t kDefCall = exec::kDefaultLaunch.call_depth;
           if (o.small_mask_depth && *g::weightedElement<bool>({{3, false}, {1, true}})) {
             p.mask_depth = *g::inRange<uint32_t>(1, 5);
           } else if (traps && *g::arbitrary<bool>()) {
             p.mask_depth = std::max(1u, mneed - *g::inRange<uint32_t>(0, 2));
-          } else if (mneed > 32 || *g::weightedElement<bool>({{5, false}, {1, true}})) {
+          } else if (mneed > kDefMask || *g::weightedElement<bool>({{5, false}, {1, true}})) {
             p.mask_depth = mneed;
           }
           if (traps && *g::arbitrary<bool>()) {
             p.call_depth = std::max(1u, cneed - *g::inRange<uint32_t>(0, 2));
-          } else if (cneed > 16 || *g::weightedElement<bool>({{5, false}, {1, true}})) {
+          } else if (cneed > kDefCall || *g::weightedElement<bool>({{5, false}, {1, true}})) {
             p.call_depth = cneed;
           }
-          if (p.mask_depth == 32) p.mask_depth = 0;  // the default (state.launch.defaults)
-          if (p.call_depth == 16) p.call_depth = 0;
+          if (p.mask_depth == kDefMask) p.mask_depth = 0;  // the default (state.launch.defaults)
+          if (p.call_depth == kDefCall) p.call_depth = 0;
           // Version 4 (the trap chapter): drawn after everything above, so that a
           // program that gets none of it is the version 3 program of its seed.
           // oracle.model.handler: the recording handler, in a share of programs.
@@ -1107,7 +1110,7 @@ rc::Gen<Program> program(const Options& o) {
           // With the handler no push may overflow: the model cannot skip one
           // (oracle.model.handler); a call can.
           if (handled && p.mask_depth && p.mask_depth < mneed)
-            p.mask_depth = mneed == 32 ? 0 : mneed;
+            p.mask_depth = mneed == kDefMask ? 0 : mneed;
           // System calls where traps are; with the handler also in programs of
           // several warps (each warp logs its own events, whatever the schedule).
           // Like trap statements they act once per warp: communicating.
@@ -1138,8 +1141,8 @@ rc::Gen<Program> program(const Options& o) {
             const uint32_t need = mask_need(p);
             const bool overflow_meant =
                 !handled && (traps || o.small_mask_depth) && !o.region_strict;
-            if ((p.mask_depth ? p.mask_depth : 32) < need && !overflow_meant)
-              p.mask_depth = need == 32 ? 0 : need;
+            if ((p.mask_depth ? p.mask_depth : kDefMask) < need && !overflow_meant)
+              p.mask_depth = need == kDefMask ? 0 : need;
           }
           // Version 6: drawn after everything above, so that a program with neither
           // is the version 5 program of its seed. oracle.model.spin: a spin at the

@@ -1126,7 +1126,7 @@ std::string modesel_problem(const Program& p) {
 
 std::string region_model_problem(const Program& p) {
   if (std::string d = region_problem(p); !d.empty()) return d;
-  if ((p.mask_depth ? p.mask_depth : 32) < mask_need(p))
+  if ((p.mask_depth ? p.mask_depth : exec::kDefaultLaunch.mask_depth) < mask_need(p))
     return "the mask stack may overflow (in a pass, only some parts would have run)";
   return "";
 }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "exec/config.h"
 #include "isa/isa.h"
 #include "spec_alu.h"
 
@@ -33,8 +34,8 @@ struct Outside {  // the program is outside the evaluator's domain
   std::string why;
 };
 
-constexpr uint32_t kDefaultMaskDepth = 32;  // state.launch.defaults
-constexpr uint32_t kDefaultCallDepth = 16;
+constexpr uint32_t kDefaultMaskDepth = exec::kDefaultLaunch.mask_depth;  // state.launch.defaults
+constexpr uint32_t kDefaultCallDepth = exec::kDefaultLaunch.call_depth;
 constexpr uint64_t kMaxIterations = 2'000'000;  // past this a generated loop is not terminating
 
 int data_reg(const Program& p, int i) {

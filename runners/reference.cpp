@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <type_traits>
 
 namespace simt::runners {
 
@@ -45,22 +46,30 @@ model::Outcome to_model(const exec::Outcome& o) {
 host::LoadOptions load_options(const RunConfig& c) {
   host::LoadOptions opt;
   opt.cli_origin = "config.";  // state.launch.check: errors name the request's key
-  for (const auto& f : kU32Settings) opt.cli.*f.override = c.*f.field;
-  if (c.policy) opt.cli.policy = exec::find_policy(*c.policy);
-  opt.cli.seed = c.seed;
-  opt.cli.max_steps = c.max_steps;
-  opt.cli.livelock_check = c.livelock_check;
+  // Every setting as written; a policy by its name (an unknown one is left out:
+  // run() rejects it before loading).
+  auto resolve = [](const auto& written) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(written)>, std::optional<std::string>>)
+      return written ? exec::find_policy(*written) : std::nullopt;
+    else
+      return written;
+  };
+#define SIMT_SETTING(name, ...) opt.cli.name = resolve(c.name);
+#include "exec/settings.def"
   return opt;
 }
 
 RunConfig run_config(const exec::LaunchConfig& c) {
   RunConfig r;
-  for (const auto& f : kU32Settings) r.*f.field = c.*f.launch;
+  auto written = [](const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, exec::Policy>)
+      return std::string(exec::policy_name(value));
+    else
+      return value;
+  };
+#define SIMT_SETTING(name, ...) r.name = written(c.name);
+#include "exec/settings.def"
   r.simd = c.simd_width();
-  r.policy = std::string(exec::policy_name(c.policy));
-  r.seed = c.seed;
-  r.max_steps = c.max_steps;
-  r.livelock_check = c.livelock_check;
   return r;
 }
 

@@ -68,44 +68,51 @@ std::vector<std::string> RunConfig::needs() const {
 
 json::Value RunConfig::to_json() const {
   json::Value v = json::Object{};
-  for (const auto& f : kU32Settings)
-    if (const auto& x = this->*f.field) v[f.name] = *x;
-  if (policy) v["policy"] = *policy;
-  if (seed) v["seed"] = *seed;
-  if (max_steps) v["max_steps"] = *max_steps;
-  if (livelock_check) v["livelock_check"] = *livelock_check;
+#define SIMT_SETTING(name, ...) \
+  if (name) v[#name] = *name;
+#include "exec/settings.def"
   return v;
 }
+
+namespace {
+
+// runner.protocol.request: one `config` key's value, of its row's type; false
+// with `err` naming the key when it is not.
+template <exec::SettingType T>
+bool config_setting(const json::Value& x, const std::string& k,
+                    std::optional<exec::SettingWritten<T>>& out, std::string& err) {
+  if constexpr (T == exec::SettingType::U32) {
+    if (!x.is_uint() || x.as_uint() > 0xffffffffull)
+      return err = "config." + k + " must be an integer from 0 to 2^32 - 1", false;
+    out = static_cast<uint32_t>(x.as_uint());
+  } else if constexpr (T == exec::SettingType::U64) {
+    if (!x.is_uint()) return err = "config." + k + " must be an integer from 0 to 2^64 - 1", false;
+    out = x.as_uint();
+  } else if constexpr (T == exec::SettingType::Policy) {
+    if (!x.is_string()) return err = "config." + k + " must be a string", false;
+    out = x.as_string();
+  } else {
+    static_assert(T == exec::SettingType::Bool);
+    if (!x.is_bool()) return err = "config." + k + " must be true or false", false;
+    out = x.as_bool();
+  }
+  return true;
+}
+
+}  // namespace
 
 bool RunConfig::from_json(const json::Value& v, RunConfig& out, std::string& err) {
   if (!v.is_object()) return err = "config must be an object", false;
   for (const auto& [k, x] : v.as_object()) {
-    if (k == "policy") {
-      if (!x.is_string()) return err = "config.policy must be a string", false;
-      out.policy = x.as_string();
-      continue;
-    }
-    if (k == "livelock_check") {
-      if (!x.is_bool()) return err = "config.livelock_check must be true or false", false;
-      out.livelock_check = x.as_bool();
-      continue;
-    }
-    if (k == "seed" || k == "max_steps") {
-      if (!x.is_uint())
-        return err = "config." + k + " must be an integer from 0 to 2^64 - 1", false;
-      (k == "seed" ? out.seed : out.max_steps) = x.as_uint();
-      continue;
-    }
-    bool known = false;
-    for (const auto& f : kU32Settings) {
-      if (k != f.name) continue;
-      if (!x.is_uint() || x.as_uint() > 0xffffffffull)
-        return err = "config." + k + " must be an integer from 0 to 2^32 - 1", false;
-      out.*f.field = static_cast<uint32_t>(x.as_uint());
-      known = true;
-      break;
-    }
+    bool known = false, ok = true;
+#define SIMT_SETTING(name, T, ...)                                  \
+  if (k == #name) {                                                 \
+    known = true;                                                   \
+    ok = config_setting<exec::SettingType::T>(x, k, out.name, err); \
+  }
+#include "exec/settings.def"
     if (!known) return err = "unknown config key '" + k + "'", false;
+    if (!ok) return false;
   }
   return true;
 }

@@ -47,13 +47,10 @@ struct Capabilities {
 // directive, else the default". The policy is kept as written, so that an unknown
 // name reaches the implementation (which rejects it).
 struct RunConfig {
-  std::optional<uint32_t> wave, simd, warps, workgroups, cores, slm, vregs, sregs, mask_depth,
-      call_depth, stack;
-  std::optional<std::string> policy;
-  std::optional<uint64_t> seed, max_steps;
-  std::optional<bool> livelock_check;
+#define SIMT_SETTING(name, T, ...) std::optional<exec::SettingWritten<exec::SettingType::T>> name;
+#include "exec/settings.def"
 
-  // The present settings, in the order of runner.protocol.request.
+  // The present settings, in the order of runner.protocol.request (the table's).
   json::Value to_json() const;
   // Reads a request's `config`: known keys with values of their type and range;
   // anything else is an error naming the key.
@@ -64,25 +61,6 @@ struct RunConfig {
   std::vector<std::string> needs() const;
   bool operator==(const RunConfig&) const = default;
 };
-
-// The 32-bit launch settings with their protocol names, in protocol order (the
-// policy, seed, max_steps and livelock_check follow them): the field of each in a
-// request, in the interpreter's overrides and in a resolved launch configuration.
-struct U32Setting {
-  const char* name;
-  std::optional<uint32_t> RunConfig::*field;
-  std::optional<uint32_t> host::Overrides::*override;
-  uint32_t exec::LaunchConfig::*launch;  // simd: 0 means "= wave" (simd_width())
-};
-#define SIMT_U32_SETTING(n) \
-  { #n, &RunConfig::n, &host::Overrides::n, &exec::LaunchConfig::n }
-inline constexpr U32Setting kU32Settings[] = {
-    SIMT_U32_SETTING(wave),       SIMT_U32_SETTING(simd),  SIMT_U32_SETTING(warps),
-    SIMT_U32_SETTING(workgroups), SIMT_U32_SETTING(cores), SIMT_U32_SETTING(slm),
-    SIMT_U32_SETTING(vregs),      SIMT_U32_SETTING(sregs), SIMT_U32_SETTING(mask_depth),
-    SIMT_U32_SETTING(call_depth), SIMT_U32_SETTING(stack),
-};
-#undef SIMT_U32_SETTING
 
 struct RunRequest {
   std::string program;  // program text (a test file is fine: its header is comments)

@@ -1072,7 +1072,13 @@ TEST(Protocol, EveryLaunchSettingTravelsAndAbsentMeansDirective) {
       "  exit\n";
   runners::RunConfig all;
   uint32_t n = 1;
-  for (const auto& f : runners::kU32Settings) all.*f.field = n++;
+  using U32Field = std::optional<uint32_t> runners::RunConfig::*;
+  for (U32Field f :
+       {&runners::RunConfig::wave, &runners::RunConfig::simd, &runners::RunConfig::warps,
+        &runners::RunConfig::workgroups, &runners::RunConfig::cores, &runners::RunConfig::slm,
+        &runners::RunConfig::vregs, &runners::RunConfig::sregs, &runners::RunConfig::mask_depth,
+        &runners::RunConfig::call_depth, &runners::RunConfig::stack})
+    all.*f = n++;
   all.policy = "oldest_first";
   all.seed = 5;
   all.max_steps = 77;

@@ -31,40 +31,86 @@ uint64_t state_bytes(const LaunchConfig& c) {
   return warps * per_warp + uint64_t{c.slm} * c.workgroups;
 }
 
+namespace {
+
+// A row's limit (state.launch.limits) on the value v.
+std::optional<ConfigError> check_limit(Setting s, uint64_t v) {
+  const SettingInfo& i = setting_info(s);
+  const std::string name(i.name);
+  switch (i.limit) {
+    case Limit::None:
+      return std::nullopt;
+    case Limit::Range:
+      if (v < i.lo || v > i.hi)
+        return ConfigError{name, name + " " + std::to_string(v) + " is outside [" +
+                                     std::to_string(i.lo) + ", " + std::to_string(i.hi) + "]"};
+      return std::nullopt;
+    case Limit::Pow2:
+      if (v < i.lo || v > i.hi || !std::has_single_bit(v))
+        return ConfigError{name, name + " " + std::to_string(v) + " must be a power of two from " +
+                                     std::to_string(i.lo) + " to " + std::to_string(i.hi)};
+      return std::nullopt;
+    case Limit::AtLeast:
+      if (v < i.lo) return ConfigError{name, name + " must be at least " + std::to_string(i.lo)};
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ConfigError> check_setting(const LaunchConfig& c, Setting s) {
+  switch (s) {
+    case Setting::wave:
+      return check_limit(s, c.wave);
+    case Setting::simd: {
+      const uint32_t simd = c.simd_width();
+      if (auto e = check_limit(s, simd)) return e;
+      if (c.wave % simd != 0 || (c.wave / simd != 1 && c.wave / simd != 2 && c.wave / simd != 4))
+        return ConfigError{"simd", "wave " + std::to_string(c.wave) +
+                                       " must be 1, 2 or 4 times simd " + std::to_string(simd)};
+      return std::nullopt;
+    }
+    case Setting::warps:
+      return check_limit(s, c.warps);
+    case Setting::workgroups:
+      if (auto e = check_limit(s, c.workgroups)) return e;
+      if (uint64_t{c.warps} * c.workgroups > kMaxTotalWarps)
+        return ConfigError{"workgroups", "warps x workgroups = " +
+                                             std::to_string(uint64_t{c.warps} * c.workgroups) +
+                                             " exceeds " + std::to_string(kMaxTotalWarps)};
+      return std::nullopt;
+    case Setting::cores:
+      return check_limit(s, c.cores);
+    case Setting::slm:
+      return check_limit(s, c.slm);
+    case Setting::vregs:
+      return check_limit(s, c.vregs);
+    case Setting::sregs:
+      return check_limit(s, c.sregs);
+    case Setting::mask_depth:
+      return check_limit(s, c.mask_depth);
+    case Setting::call_depth:
+      return check_limit(s, c.call_depth);
+    case Setting::stack:
+      if (auto e = check_limit(s, c.stack)) return e;
+      if (c.stack % 16 != 0)
+        return ConfigError{"stack",
+                           "stack " + std::to_string(c.stack) + " must be a multiple of 16"};
+      return std::nullopt;
+    case Setting::max_steps:
+      return check_limit(s, c.max_steps);
+    case Setting::policy:  // any Policy value is valid; a name is checked where it is read
+    case Setting::seed:
+    case Setting::livelock_check:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::optional<ConfigError> check(const LaunchConfig& c) {
-  auto range = [](const char* what, uint64_t v, uint64_t lo,
-                  uint64_t hi) -> std::optional<ConfigError> {
-    if (v < lo || v > hi)
-      return ConfigError{what, std::string(what) + " " + std::to_string(v) + " is outside [" +
-                                   std::to_string(lo) + ", " + std::to_string(hi) + "]"};
-    return std::nullopt;
-  };
-  if (c.wave == 0 || c.wave > 64 || !std::has_single_bit(c.wave))
-    return ConfigError{"wave",
-                       "wave " + std::to_string(c.wave) + " must be a power of two from 1 to 64"};
-  uint32_t simd = c.simd_width();
-  if (simd == 0 || simd > 64 || !std::has_single_bit(simd))
-    return ConfigError{"simd",
-                       "simd " + std::to_string(simd) + " must be a power of two from 1 to 64"};
-  if (c.wave % simd != 0 || (c.wave / simd != 1 && c.wave / simd != 2 && c.wave / simd != 4))
-    return ConfigError{"simd", "wave " + std::to_string(c.wave) + " must be 1, 2 or 4 times simd " +
-                                   std::to_string(simd)};
-  if (auto e = range("warps", c.warps, 1, kMaxTotalWarps)) return e;
-  if (auto e = range("workgroups", c.workgroups, 1, kMaxTotalWarps)) return e;
-  if (uint64_t{c.warps} * c.workgroups > kMaxTotalWarps)
-    return ConfigError{"workgroups",
-                       "warps x workgroups = " + std::to_string(uint64_t{c.warps} * c.workgroups) +
-                           " exceeds " + std::to_string(kMaxTotalWarps)};
-  if (auto e = range("cores", c.cores, 1, kMaxCores)) return e;
-  if (auto e = range("slm", c.slm, 0, 65536)) return e;
-  if (auto e = range("vregs", c.vregs, 1, 256)) return e;
-  if (auto e = range("sregs", c.sregs, 1, 256)) return e;
-  if (auto e = range("mask_depth", c.mask_depth, 1, kMaxStackDepth)) return e;
-  if (auto e = range("call_depth", c.call_depth, 1, kMaxStackDepth)) return e;
-  if (auto e = range("stack", c.stack, 0, kMaxStackBytes)) return e;
-  if (c.stack % 16 != 0)
-    return ConfigError{"stack", "stack " + std::to_string(c.stack) + " must be a multiple of 16"};
-  if (c.max_steps == 0) return ConfigError{"max_steps", "max_steps must be at least 1"};
+  for (const SettingInfo& i : kSettings)  // state.launch.check: the table's order
+    if (auto e = check_setting(c, i.id)) return e;
   if (state_bytes(c) > kMaxStateBytes)
     return ConfigError{"warps", "the launch needs " + std::to_string(state_bytes(c) >> 20) +
                                     " MiB of registers, stacks and shared memory; the limit is " +

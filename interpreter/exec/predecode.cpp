@@ -254,13 +254,10 @@ uint64_t fingerprint(const Program& p) {
     u64(static_cast<uint64_t>(b.type) | uint64_t{static_cast<uint8_t>(b.mode)} << 8);
     bytes(b.init.data(), b.init.size());
   }
-  const LaunchConfig& c = p.config;
-  for (uint64_t v :
-       {uint64_t{c.wave}, uint64_t{c.simd_width()}, uint64_t{c.warps}, uint64_t{c.workgroups},
-        uint64_t{c.cores}, uint64_t{c.slm}, uint64_t{c.vregs}, uint64_t{c.sregs},
-        uint64_t{c.mask_depth}, uint64_t{c.call_depth}, uint64_t{c.stack},
-        static_cast<uint64_t>(c.policy), c.seed, c.max_steps, uint64_t{c.livelock_check}})
-    u64(v);
+  LaunchConfig c = p.config;  // every setting, simd as the width it means
+  c.simd = c.simd_width();
+#define SIMT_SETTING(name, ...) u64(setting_bits(c.name));
+#include "exec/settings.def"
   u64(p.handler ? uint64_t{*p.handler} + 1 : 0);
   u64(p.shared_base);                // wave.shared
   for (const auto& t : p.vtables) {  // trap.vector

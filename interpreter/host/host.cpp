@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 #include <toml.hpp>
+#include <type_traits>
 
 #include "host/toml_text.h"
 #include "text/parser.h"
@@ -46,6 +47,42 @@ bool read_file(const std::string& path, std::string& out, std::string& err) {
   return true;
 }
 
+namespace {
+
+// state.launch.sources: one `[launch]` key's value, of its row's type. Returns the
+// error (prefixed by `where`, the file and line) or nothing.
+template <exec::SettingType T>
+std::optional<std::string> toml_setting(const toml::value& v, const std::string& key,
+                                        const std::string& where,
+                                        std::optional<exec::SettingValue<T>>& out) {
+  auto integer = [&](uint64_t max) -> std::optional<uint64_t> {
+    if (!v.is_integer() || v.as_integer() < 0 || static_cast<uint64_t>(v.as_integer()) > max)
+      return std::nullopt;
+    return static_cast<uint64_t>(v.as_integer());
+  };
+  if constexpr (T == exec::SettingType::U32) {
+    auto n = integer(0xffffffffu);
+    if (!n) return where + "'" + key + "' must be a non-negative 32-bit integer";
+    out = static_cast<uint32_t>(*n);
+  } else if constexpr (T == exec::SettingType::U64) {
+    auto n = integer(static_cast<uint64_t>(INT64_MAX));
+    if (!n) return where + "'" + key + "' must be a non-negative integer";
+    out = *n;
+  } else if constexpr (T == exec::SettingType::Policy) {
+    if (!v.is_string()) return where + "'" + key + "' must be a string";
+    auto p = exec::find_policy(v.as_string().str);
+    if (!p) return where + "unknown policy '" + v.as_string().str + "'";
+    out = *p;
+  } else {
+    static_assert(T == exec::SettingType::Bool);
+    if (!v.is_boolean()) return where + "'" + key + "' must be true or false";
+    out = v.as_boolean();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> parse_config_toml(std::string_view text, const std::string& name,
                                              Overrides& out) {
   auto parsed = parse_toml(text);
@@ -64,51 +101,12 @@ std::optional<std::string> parse_config_toml(std::string_view text, const std::s
       const std::string& key = entry.first;
       const toml::value& v = entry.second;  // a plain reference: lambdas may capture it
       auto where = name + ":" + std::to_string(doc.line(v)) + ": ";
-      auto integer = [&](uint64_t max) -> std::optional<uint64_t> {
-        if (!v.is_integer() || v.as_integer() < 0 || static_cast<uint64_t>(v.as_integer()) > max)
-          return std::nullopt;
-        return static_cast<uint64_t>(v.as_integer());
-      };
-      struct U32 {
-        const char* key;
-        std::optional<uint32_t>* field;
-      };
-      const U32 u32s[] = {{"wave", &out.wave},
-                          {"simd", &out.simd},
-                          {"warps", &out.warps},
-                          {"workgroups", &out.workgroups},
-                          {"cores", &out.cores},
-                          {"slm", &out.slm},
-                          {"vregs", &out.vregs},
-                          {"sregs", &out.sregs},
-                          {"mask_depth", &out.mask_depth},
-                          {"call_depth", &out.call_depth},
-                          {"stack", &out.stack}};
-      bool done = false;
-      for (const auto& u : u32s) {
-        if (key == u.key) {
-          auto n = integer(0xffffffffu);
-          if (!n) return where + "'" + key + "' must be a non-negative 32-bit integer";
-          *u.field = static_cast<uint32_t>(*n);
-          done = true;
-        }
-      }
-      if (done) continue;
-      if (key == "seed" || key == "max_steps") {
-        auto n = integer(static_cast<uint64_t>(INT64_MAX));
-        if (!n) return where + "'" + key + "' must be a non-negative integer";
-        (key == "seed" ? out.seed : out.max_steps) = *n;
-      } else if (key == "policy") {
-        if (!v.is_string()) return where + "'policy' must be a string";
-        auto p = exec::find_policy(v.as_string().str);
-        if (!p) return where + "unknown policy '" + v.as_string().str + "'";
-        out.policy = *p;
-      } else if (key == "livelock_check") {
-        if (!v.is_boolean()) return where + "'livelock_check' must be true or false";
-        out.livelock_check = v.as_boolean();
-      } else {
-        return where + "unknown key '" + key + "' in [launch]";
-      }
+      std::optional<std::optional<std::string>> read;  // set when the key is a setting's
+#define SIMT_SETTING(name, T, ...) \
+  if (key == #name) read = toml_setting<exec::SettingType::T>(v, key, where, out.name);
+#include "exec/settings.def"
+      if (!read) return where + "unknown key '" + key + "' in [launch]";
+      if (*read) return **read;
     }
   } catch (const std::exception& e) {
     return std::string(e.what());
@@ -248,44 +246,39 @@ exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadO
   };
   std::map<std::string, From> origin;
   // An override equal to the directive's value leaves the directive as the origin,
-  // so that errors keep pointing at the program line.
-  auto apply = [&](const char* name, auto& field, const auto& dir, const auto& toml,
+  // so that errors keep pointing at the program line. `dir` is null for a setting
+  // without a directive; a policy's directive names it (an unknown name is an error
+  // at the directive, and leaves the setting to the overrides and the default).
+  auto apply = [&](const char* name, auto& field, const auto* dir, const auto& toml,
                    const auto& cli) {
-    if (dir.value) field = *dir.value, origin[name] = {dir.span, "", ""};
-    if (toml && !(dir.value && *dir.value == *toml))
+    using V = std::remove_cvref_t<decltype(field)>;
+    std::optional<V> written;
+    if (dir && dir->value) {
+      if constexpr (std::is_same_v<V, exec::Policy>) {
+        if (auto p = exec::find_policy(*dir->value))
+          written = *p;
+        else
+          diags.add(DiagKind::Config, dir->span,
+                    "unknown policy '" + *dir->value +
+                        "' (round_robin, lowest_pc_first, oldest_first, random)");
+      } else {
+        written = *dir->value;
+      }
+    }
+    if (written) field = *written, origin[name] = {dir->span, "", ""};
+    if (toml && !(written && *written == *toml))
       field = *toml, origin[name] = {syntax::Span{}, " (set by the configuration file)", ""};
-    if (cli && !(dir.value && *dir.value == *cli))
+    if (cli && !(written && *written == *cli))
       field = *cli, origin[name] = opt.cli_origin.empty()
                                        ? From{syntax::Span{}, " (set on the command line)", ""}
                                        : From{syntax::Span{}, "", opt.cli_origin + name};
   };
   const Overrides& t = opt.toml;
   const Overrides& k = opt.cli;
-  apply("wave", c.wave, d.wave, t.wave, k.wave);
-  apply("simd", c.simd, d.simd, t.simd, k.simd);
-  apply("warps", c.warps, d.warps, t.warps, k.warps);
-  apply("workgroups", c.workgroups, d.workgroups, t.workgroups, k.workgroups);
-  apply("cores", c.cores, d.cores, t.cores, k.cores);
-  apply("slm", c.slm, d.slm, t.slm, k.slm);
-  apply("vregs", c.vregs, d.vregs, t.vregs, k.vregs);
-  apply("sregs", c.sregs, d.sregs, t.sregs, k.sregs);
-  apply("mask_depth", c.mask_depth, d.mask_depth, t.mask_depth, k.mask_depth);
-  apply("call_depth", c.call_depth, d.call_depth, t.call_depth, k.call_depth);
-  apply("stack", c.stack, d.stack, t.stack, k.stack);
-  apply("seed", c.seed, d.seed, t.seed, k.seed);
-  apply("max_steps", c.max_steps, d.max_steps, t.max_steps, k.max_steps);
-  if (d.policy.value) {
-    if (auto p = exec::find_policy(*d.policy.value))
-      c.policy = *p;
-    else
-      diags.add(DiagKind::Config, d.policy.span,
-                "unknown policy '" + *d.policy.value +
-                    "' (round_robin, lowest_pc_first, oldest_first, random)");
-  }
-  if (t.policy) c.policy = *t.policy;
-  if (k.policy) c.policy = *k.policy;
-  if (t.livelock_check) c.livelock_check = *t.livelock_check;
-  if (k.livelock_check) c.livelock_check = *k.livelock_check;
+  using NoDirective = const syntax::Directive<bool>*;
+#define SIMT_SETTING(name, T, def, lim, lo, hi, dir, ...) \
+  apply(#name, c.name, SIMT_SETTING_PICK_##dir(&d.name, NoDirective{}), t.name, k.name);
+#include "exec/settings.def"
   // simd 0 is how LaunchConfig spells "not set" (= wave); as the value that wins
   // after overrides, it is not a width.
   const std::optional<uint32_t>& final_simd = k.simd ? k.simd : t.simd ? t.simd : d.simd.value;

@@ -18,12 +18,11 @@
 
 namespace simt::host {
 
+// One optional value per row of exec/settings.def: a TOML file's or the command
+// line's (or a protocol request's) overrides of the directives.
 struct Overrides {
-  std::optional<uint32_t> wave, simd, warps, workgroups, cores, slm, vregs, sregs, mask_depth,
-      call_depth, stack;
-  std::optional<exec::Policy> policy;
-  std::optional<uint64_t> seed, max_steps;
-  std::optional<bool> livelock_check;
+#define SIMT_SETTING(name, T, ...) std::optional<exec::SettingValue<exec::SettingType::T>> name;
+#include "exec/settings.def"
 };
 
 // Reads a TOML configuration (state.launch.sources): a `[launch]` table whose keys are

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/settings.h"
 #include "isa/isa.h"
 #include "syntax/diag.h"
 
@@ -116,11 +117,11 @@ struct Directive {
   bool operator==(const Directive& o) const { return value == o.value; }
 };
 
+// One field per row of exec/settings.def that has a directive, as written.
 struct LaunchDirectives {
-  Directive<uint32_t> wave, simd, warps, workgroups, cores, slm, vregs, sregs, mask_depth,
-      call_depth, stack;
-  Directive<std::string> policy;
-  Directive<uint64_t> seed, max_steps;
+#define SIMT_SETTING(name, T, def, lim, lo, hi, dir, ...) \
+  SIMT_SETTING_IF_##dir(Directive<exec::SettingWritten<exec::SettingType::T>> name;)
+#include "exec/settings.def"
   bool operator==(const LaunchDirectives&) const = default;
 };
 

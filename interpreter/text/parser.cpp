@@ -446,44 +446,34 @@ class Parser {
     return u;
   }
 
+  // The argument of a launch setting's directive, as its row's type is written.
+  template <exec::SettingType T>
+  exec::SettingWritten<T> setting_arg() {
+    if constexpr (T == exec::SettingType::U32) {
+      return static_cast<uint32_t>(unsigned_arg(std::numeric_limits<uint32_t>::max()));
+    } else if constexpr (T == exec::SettingType::U64) {
+      return unsigned_arg(std::numeric_limits<uint64_t>::max());
+    } else if constexpr (T == exec::SettingType::Policy) {
+      const Token& t = cur_.next();
+      if (t.kind != Tok::Ident) fail(t, "expected a scheduling policy name, found " + describe(t));
+      return std::string(t.text);
+    } else {
+      static_assert(T != exec::SettingType::Bool, "no directive syntax for a boolean setting");
+    }
+  }
+
   void directive(syntax::Program& prog) {
     const Token& d = cur_.next();
     std::string_view n = d.text;
     auto& L = prog.launch;
-    constexpr uint64_t k32 = std::numeric_limits<uint32_t>::max();
-    constexpr uint64_t k64 = std::numeric_limits<uint64_t>::max();
-    struct U32Dir {
-      std::string_view name;
-      syntax::Directive<uint32_t>* field;
-    };
-    const U32Dir u32dirs[] = {
-        {".wave", &L.wave},
-        {".simd", &L.simd},
-        {".warps", &L.warps},
-        {".workgroups", &L.workgroups},
-        {".cores", &L.cores},
-        {".slm", &L.slm},
-        {".vregs", &L.vregs},
-        {".sregs", &L.sregs},
-        {".mask_depth", &L.mask_depth},
-        {".call_depth", &L.call_depth},
-        {".stack", &L.stack},
-    };
-    for (const auto& u : u32dirs) {
-      if (n == u.name) {
-        set_once(*u.field, d, static_cast<uint32_t>(unsigned_arg(k32)));
-        return;
-      }
-    }
-    if (n == ".seed") {
-      set_once(L.seed, d, unsigned_arg(k64));
-    } else if (n == ".max_steps") {
-      set_once(L.max_steps, d, unsigned_arg(k64));
-    } else if (n == ".policy") {
-      const Token& t = cur_.next();
-      if (t.kind != Tok::Ident) fail(t, "expected a scheduling policy name, found " + describe(t));
-      set_once(L.policy, d, std::string(t.text));
-    } else if (n == ".handler") {  // trap.install
+    // syntax.directive: a launch setting's directive (exec/settings.def).
+#define SIMT_SETTING(name, T, def, lim, lo, hi, dir, ...)     \
+  SIMT_SETTING_IF_##dir(if (n == "." #name) {                 \
+    set_once(L.name, d, setting_arg<exec::SettingType::T>()); \
+    return;                                                   \
+  })
+#include "exec/settings.def"
+    if (n == ".handler") {  // trap.install
       set_once(prog.handler, d, label_arg());
     } else if (n == ".handler_entry") {  // trap.install
       syntax::Directive<std::string> e;
@@ -504,7 +494,8 @@ class Parser {
       }
       prog.vtables.push_back(std::move(t));
     } else if (n == ".vshared") {  // wave.shared
-      set_once(prog.vshared, d, static_cast<uint32_t>(unsigned_arg(k32)));
+      set_once(prog.vshared, d,
+               static_cast<uint32_t>(unsigned_arg(std::numeric_limits<uint32_t>::max())));
     } else if (n == ".buffer") {
       prog.buffers.push_back(buffer(d));
     } else {

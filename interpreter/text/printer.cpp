@@ -1,6 +1,8 @@
 #include "text/printer.h"
 
 #include <algorithm>
+#include <string>
+#include <type_traits>
 
 #include "text/parser.h"
 
@@ -154,23 +156,16 @@ std::string print_buffer(const syntax::BufferDecl& b) {
 
 std::string print_directives(const syntax::LaunchDirectives& l) {
   std::string s;
-  auto u = [&](const char* name, const auto& d) {
-    if (d.value) s += std::string(name) + " " + std::to_string(*d.value) + "\n";
+  auto text = [](const auto& v) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>)
+      return v;
+    else
+      return std::to_string(v);
   };
-  u(".wave", l.wave);
-  u(".simd", l.simd);
-  u(".warps", l.warps);
-  u(".workgroups", l.workgroups);
-  u(".cores", l.cores);
-  u(".slm", l.slm);
-  u(".vregs", l.vregs);
-  u(".sregs", l.sregs);
-  u(".mask_depth", l.mask_depth);
-  u(".call_depth", l.call_depth);
-  u(".stack", l.stack);
-  if (l.policy.value) s += ".policy " + *l.policy.value + "\n";
-  u(".seed", l.seed);
-  u(".max_steps", l.max_steps);
+  // The table's order (exec/settings.def).
+#define SIMT_SETTING(name, T, def, lim, lo, hi, dir, ...) \
+  SIMT_SETTING_IF_##dir(if (l.name.value) s += "." #name " " + text(*l.name.value) + "\n";)
+#include "exec/settings.def"
   return s;
 }
 

@@ -39,15 +39,22 @@ host::Overrides Settings::overrides() const {
 
 runners::RunConfig Settings::request() const {
   runners::RunConfig c;
-  c.wave = wave;
-  c.simd = simd;
-  c.warps = warps;
-  c.workgroups = workgroups;
-  c.cores = cores;
-  c.policy = policy;
-  c.seed = seed;
+#define SIMT_SETTING(name, T, def, lim, lo, hi, dir, flag, mx, ...) \
+  SIMT_SETTING_IF_##mx(c.name = name;)
+#include "exec/settings.def"
   return c;
 }
+
+namespace {
+
+std::string setting_text(const std::string& v) {
+  return v;
+}
+std::string setting_text(uint64_t v) {
+  return std::to_string(v);
+}
+
+}  // namespace
 
 std::string Settings::key() const {
   std::string k;
@@ -55,25 +62,17 @@ std::string Settings::key() const {
     if (!k.empty()) k += ",";
     k += std::string(name) + "=" + v;
   };
-  if (wave) add("wave", std::to_string(*wave));
-  if (simd) add("simd", std::to_string(*simd));
-  if (warps) add("warps", std::to_string(*warps));
-  if (workgroups) add("workgroups", std::to_string(*workgroups));
-  if (cores) add("cores", std::to_string(*cores));
-  if (policy) add("policy", *policy);
-  if (seed) add("seed", std::to_string(*seed));
+#define SIMT_SETTING(name, T, def, lim, lo, hi, dir, flag, mx, ...) \
+  SIMT_SETTING_IF_##mx(if (name) add(#name, setting_text(*name));)
+#include "exec/settings.def"
   return k;
 }
 
 json::Value Settings::to_json() const {
   json::Value v = json::Object{};
-  if (wave) v["wave"] = *wave;
-  if (simd) v["simd"] = *simd;
-  if (warps) v["warps"] = *warps;
-  if (workgroups) v["workgroups"] = *workgroups;
-  if (cores) v["cores"] = *cores;
-  if (policy) v["policy"] = *policy;
-  if (seed) v["seed"] = *seed;
+#define SIMT_SETTING(name, T, def, lim, lo, hi, dir, flag, mx, ...) \
+  SIMT_SETTING_IF_##mx(if (name) v[#name] = *name;)
+#include "exec/settings.def"
   return v;
 }
 
@@ -196,6 +195,25 @@ class HeaderReader {
     return out;
   }
 
+  // One item of a [matrix] key, of its row's type, into field F of s (format.matrix).
+  template <exec::SettingType T, exec::Setting S, auto F>
+  bool matrix_item(const toml::value& v, const toml::value& it, Settings& s) {
+    const std::string k(exec::setting_info(S).name);
+    if constexpr (T == exec::SettingType::Policy) {
+      if (!it.is_string()) return err(v, "matrix '" + k + "' must hold strings"), false;
+      s.*F = it.as_string().str;
+    } else if constexpr (T == exec::SettingType::Bool) {
+      if (!it.is_boolean()) return err(v, "matrix '" + k + "' must hold true or false"), false;
+      s.*F = it.as_boolean();
+    } else {
+      if (!it.is_integer() || it.as_integer() < 0 ||
+          (T == exec::SettingType::U32 && it.as_integer() > 0xffffffffll))
+        return err(v, "matrix '" + k + "' must hold non-negative integers"), false;
+      s.*F = static_cast<exec::SettingWritten<T>>(it.as_integer());
+    }
+    return true;
+  }
+
   void matrix() {
     std::vector<Settings> configs{Settings{}};
     if (!doc_.contains("matrix")) {
@@ -208,13 +226,28 @@ class HeaderReader {
       t_.configs = configs;
       return;
     }
-    static const char* order[] = {"wave", "simd", "warps", "workgroups", "cores", "policy", "seed"};
+    // format.matrix: the keys are the table's rows that a matrix may vary, applied
+    // in the table's order.
+    struct Key {
+      const char* name;
+      // Sets the row's field of `s` from one item; false (after reporting) if the
+      // item is not of the row's type.
+      bool (HeaderReader::*set)(const toml::value& v, const toml::value& item, Settings& s);
+    };
+    static constexpr Key order[] = {
+#define SIMT_SETTING(name, T, def, lim, lo, hi, dir, flag, mx, ...) \
+  SIMT_SETTING_IF_##mx(                                             \
+      {#name,                                                       \
+       &HeaderReader::matrix_item<exec::SettingType::T, exec::Setting::name, &Settings::name>}, )
+#include "exec/settings.def"
+    };
     for (const auto& [k, v] : m.as_table()) {
       bool known = false;
-      for (const char* o : order) known = known || k == o;
+      for (const Key& o : order) known = known || k == o.name;
       if (!known) err(v, "unknown matrix key '" + k + "'");
     }
-    for (const char* key : order) {
+    for (const Key& o : order) {
+      const char* key = o.name;
       if (!m.contains(key)) continue;
       const auto& v = m.at(key);
       t_.matrix_lines[key] = toml_.line(v);
@@ -231,33 +264,7 @@ class HeaderReader {
       for (const auto& base : configs) {
         for (const auto& it : items) {
           Settings s = base;
-          std::string k = key;
-          if (k == "policy") {
-            if (!it.is_string()) {
-              err(v, "matrix 'policy' must hold strings");
-              continue;
-            }
-            s.policy = it.as_string().str;
-          } else {
-            if (!it.is_integer() || it.as_integer() < 0 ||
-                (k != "seed" && it.as_integer() > 0xffffffffll)) {
-              err(v, "matrix '" + k + "' must hold non-negative integers");
-              continue;
-            }
-            auto n = static_cast<uint64_t>(it.as_integer());
-            if (k == "wave")
-              s.wave = static_cast<uint32_t>(n);
-            else if (k == "simd")
-              s.simd = static_cast<uint32_t>(n);
-            else if (k == "warps")
-              s.warps = static_cast<uint32_t>(n);
-            else if (k == "workgroups")
-              s.workgroups = static_cast<uint32_t>(n);
-            else if (k == "cores")
-              s.cores = static_cast<uint32_t>(n);
-            else
-              s.seed = n;
-          }
+          if (!(this->*o.set)(v, it, s)) continue;
           next.push_back(s);
         }
       }

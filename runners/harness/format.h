@@ -19,11 +19,12 @@
 
 namespace simt::harness {
 
-// Launch settings a matrix entry overrides (format.matrix).
+// Launch settings a matrix entry overrides (format.matrix): one field per row of
+// exec/settings.def that a matrix may vary, as written.
 struct Settings {
-  std::optional<uint32_t> wave, simd, warps, workgroups, cores;
-  std::optional<std::string> policy;
-  std::optional<uint64_t> seed;
+#define SIMT_SETTING(name, T, def, lim, lo, hi, dir, flag, mx, ...) \
+  SIMT_SETTING_IF_##mx(std::optional<exec::SettingWritten<exec::SettingType::T>> name;)
+#include "exec/settings.def"
   std::string key() const;  // "wave=32,policy=random"
   json::Value to_json() const;
   // As command-line overrides of the program's directives (state.launch.sources);

@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include "compare.h"
 #include "host/host.h"
@@ -222,13 +223,17 @@ std::string reproduce(const Case& c, const Options& o, bool reference) {
            shell_quote(c.test->id + "@" + c.settings.key());
   }
   std::string cmd = shell_quote(o.simtspec) + " run " + shell_quote(file);
-  if (s.wave) cmd += " --wave " + std::to_string(*s.wave);
-  if (s.simd) cmd += " --simd " + std::to_string(*s.simd);
-  if (s.warps) cmd += " --warps " + std::to_string(*s.warps);
-  if (s.workgroups) cmd += " --workgroups " + std::to_string(*s.workgroups);
-  if (s.cores) cmd += " --cores " + std::to_string(*s.cores);
-  if (s.policy) cmd += " --policy " + shell_quote(*s.policy);
-  if (s.seed) cmd += " --seed " + std::to_string(*s.seed);
+  auto arg = [](const auto& v) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>)
+      return shell_quote(v);
+    else if constexpr (std::is_same_v<std::decay_t<decltype(v)>, bool>)
+      return std::string(v ? "true" : "false");
+    else
+      return std::to_string(v);
+  };
+#define SIMT_SETTING(name, T, def, lim, lo, hi, dir, flag, mx, ...) \
+  SIMT_SETTING_IF_##mx(if (s.name) cmd += " " flag " " + arg(*s.name);)
+#include "exec/settings.def"
   // The same launch as the run: the harness's step cap, and no flow checks for
   // format.validate tests.
   if (!c.test->sets_max_steps) cmd += " --max-steps " + std::to_string(o.max_steps);

@@ -191,6 +191,28 @@ class Translator {
       throw Unsupported{"slm of " + std::to_string(cfg_.slm) + " bytes exceeds the device's " +
                         std::to_string(opt_.max_shared_memory) + " bytes of shared memory"};
     }
+    // How each launch setting (exec/settings.def) maps onto the shader; a new row
+    // does not compile here until it says.
+    for (const exec::SettingInfo& s : exec::kSettings) {
+      switch (s.id) {
+        case exec::Setting::wave:        // the subgroup size (checked above)
+        case exec::Setting::warps:       // subgroups per workgroup (checked above)
+        case exec::Setting::workgroups:  // the dispatch's workgroups
+        case exec::Setting::cores:       // read by %core only (state.launch.placement)
+        case exec::Setting::simd:        // read by %simd only
+        case exec::Setting::slm:         // a shared array (checked above)
+        case exec::Setting::vregs:       // GLSL locals, as many as the program uses
+        case exec::Setting::sregs:
+        case exec::Setting::mask_depth:  // static depths, checked while translating
+        case exec::Setting::call_depth:
+        case exec::Setting::stack:      // a stack access is a space the translator does not know
+        case exec::Setting::max_steps:  // the control buffer's step budget (run())
+        case exec::Setting::policy:     // the device schedules (runner.own_scheduler)
+        case exec::Setting::seed:
+        case exec::Setting::livelock_check:  // not detected (no `livelock` capability)
+          break;
+      }
+    }
   }
 
   // ---- operands -------------------------------------------------------------
