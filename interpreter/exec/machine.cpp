@@ -285,7 +285,8 @@ void Machine::refill_exec_words(uint32_t warp, uint64_t exec) {
 
 void Machine::refresh() {
   trap_.refresh();
-  single_ = one_warp_ && !trap_.stepping();  // single-step needs pick_stepping()
+  // single-step needs pick_stepping(); a trace, the general loop
+  single_ = one_warp_ && !trap_.stepping() && !trace_;
   live_.set_waiting(trap_.host_actions_remain());
   attend_at_ = attend_threshold();
 }
@@ -302,9 +303,9 @@ std::optional<Status> Machine::attend() {
 }
 
 // exec.step. The loop is written once, for two kinds of launch: `One` when a
-// single warp runs under a policy that does not draw and without single-step
-// (single_: the scheduler's choice is warp 0 whenever it is ready, and the
-// round-robin cursor stays 0), any launch otherwise. It returns after `n` steps,
+// single warp runs under a policy that does not draw, without single-step and
+// without a trace sink (single_: the scheduler's choice is warp 0 whenever it is
+// ready, and the round-robin cursor stays 0), any launch otherwise. It returns after `n` steps,
 // when the launch ends, or (One) as soon as single_ no longer holds; `k` counts
 // the steps taken.
 template <bool One>
@@ -333,8 +334,9 @@ std::optional<Status> Machine::steps_loop(uint64_t n, uint64_t& k) {
     if (!win_.fits(w)) [[unlikely]]
       win_.set(w);  // wave.window
     const uint64_t exec = w.exec;
-    if (trace_) [[unlikely]]
-      trace_(TraceRecord{steps_, g, w.pc, exec});
+    if constexpr (!One)
+      if (trace_) [[unlikely]]
+        trace_(TraceRecord{steps_, g, w.pc, exec});
     // exec.form: with every lane of the window active (every lane in normal mode,
     // the whole part in a sub-vector pass) the instruction needs no exec words;
     // otherwise they are brought up to date before it runs.

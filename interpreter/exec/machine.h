@@ -68,7 +68,10 @@ class Machine {
   bool restore(const Snapshot& s);
   uint64_t hash() const;  // hash of the MachineState (not of the step counter)
 
-  void set_trace(TraceSink sink) { trace_ = std::move(sink); }
+  void set_trace(TraceSink sink) {
+    trace_ = std::move(sink);
+    refresh();
+  }
 
   // Direct access to the state, for tools that edit it between steps (debuggers,
   // the test-only faulty implementation). Instruction semantics never use it.
@@ -175,7 +178,7 @@ class Machine {
   // the trap unit's next boundary with work, 0 once every warp is done. One
   // comparison per step stands for all of them.
   uint64_t attend_at_ = 0;
-  bool single_ = false;    // one warp, a policy that does not draw, no single-step
+  bool single_ = false;    // one warp, a policy that does not draw, no single-step, no trace
   bool one_warp_ = false;  // one warp, and a policy that does not draw
   Scheduler sched_;
   Window win_;
