@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "fuzz.h"
@@ -188,6 +190,70 @@ std::vector<Case> cases() {
   for (const char* f : kTrapFaults) out.push_back({"differential", f});
   for (const char* f : kWaveFaults) out.push_back({"differential", f});
   return out;
+}
+
+// `simtspec fuzz` itself (the command, in its own process).
+class FuzzCommand : public test::TempDirSuite<FuzzCommand> {
+ public:
+  static constexpr const char* kDirPrefix = "simtspec_fuzz_command_";
+
+ protected:
+  // Runs `simtspec ARGS` (ARGS already quoted as needed) with a 20 s bound.
+  static test::CommandResult simtspec(const std::string& args) {
+    return test::run_command(SIMT_BINARY_DIR "/simtspec", args, dir());
+  }
+};
+
+// The oracles can fail (oracle.invariant.differential, oracle.shrink,
+// oracle.regress, oracle.fuzz.seeds): `simtspec fuzz --invariant differential`
+// against each planted fault of the faulty implementation exits 1 within a
+// bounded budget, shrinks the failure to at most 16 instructions, writes a
+// regression test, and prints a command that reproduces the failure.
+TEST_F(FuzzCommand, DifferentialFindsEveryPlantedFault) {
+  for (const char* fault : kFaults) {
+    SCOPED_TRACE(fault);
+    const fs::path runner = dir() / (std::string(fault) + ".toml");
+    const fs::path out = dir() / (std::string("regress_") + fault);
+    test::write_all(runner, test::faulty_runner_toml(fault));
+    auto r =
+        simtspec("fuzz --invariant differential --seed 20261122 --count 4000 --jobs 2 --runner " +
+                 test::shell_quote(runner.string()) + " --out " + test::shell_quote(out.string()));
+    ASSERT_TRUE(r.exited);
+    ASSERT_EQ(r.code, 1) << r.out << r.err;
+    const std::string shrunk = "differential: shrunk to ";
+    auto at = r.out.find(shrunk);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const int instructions = std::atoi(r.out.c_str() + at + shrunk.size());
+    EXPECT_GE(instructions, 1) << r.out;
+    EXPECT_LE(instructions, 16) << r.out;  // as max_instructions() above
+    // The regression test it wrote, named by the seed of its [origin] (oracle.regress).
+    std::vector<fs::path> files;
+    if (fs::exists(out))
+      for (const auto& e : fs::directory_iterator(out))
+        if (e.path().extension() == ".simt") files.push_back(e.path());
+    ASSERT_EQ(files.size(), 1u) << r.out;
+    const std::string seed_key = "FAILED on program seed ";
+    const size_t sk = r.out.find(seed_key);
+    ASSERT_NE(sk, std::string::npos);
+    const std::string seed = r.out.substr(
+        sk + seed_key.size(), r.out.find(' ', sk + seed_key.size()) - sk - seed_key.size());
+    EXPECT_EQ(files[0].filename().string(), "differential_seed" + seed + ".simt");
+    EXPECT_NE(test::read_all(files[0]).find("; seed = " + seed + "\n"), std::string::npos);
+    // The printed command reproduces the failure from any directory: the program and
+    // the runner description are named by absolute paths.
+    const std::string rep = "reproduce: ";
+    at = r.out.find(rep);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::string again = r.out.substr(at + rep.size(), r.out.find('\n', at) - at - rep.size());
+    const std::string program = again.substr(0, again.find(' '));
+    EXPECT_TRUE(fs::path(program).is_absolute()) << again;
+    EXPECT_TRUE(fs::exists(program)) << again;
+    EXPECT_NE(again.find("--runner /"), std::string::npos) << again;
+    again = again.substr(again.find(' ') + 1);
+    auto r2 = simtspec(again + " --out " + test::shell_quote((out / "again").string()));
+    EXPECT_EQ(r2.code, 1) << again << "\n" << r2.out << r2.err;
+    EXPECT_NE(r2.out.find("differential: FAILED on program seed"), std::string::npos) << r2.out;
+  }
 }
 
 // oracle.invariant.differential, oracle.invariant.structured: both find every
