@@ -689,6 +689,9 @@ TEST(VulkanTranslate, CrossLane) {
 TEST(VulkanTranslate, SubWordMemoryAndSlm) {
   // mem.load / mem.store of 1, 2 and 4 bytes in a buffer and in slm; lanes of several
   // warps store bytes of the same words; slm is zero at launch and per workgroup.
+  // The last store, by every lane of every warp, goes to a byte no lane loads: the
+  // device runs the warps in any order, and a byte that a lane also loads (bytes[1]
+  // once) made the loaded value depend on whether another warp had reached the end.
   check_against_reference(R"(
 .wave 8
 .warps 2
@@ -737,7 +740,7 @@ TEST(VulkanTranslate, SubWordMemoryAndSlm) {
     add v1, v1, s2
     st out[v1], v12
     mov v13, 5
-    st.8 bytes[1], v13              ; every lane the same byte: the highest lane's
+    st.8 bytes[65], v13             ; every lane the same byte: the highest lane's
     exit
 )");
   check_against_reference(R"(
