@@ -31,6 +31,9 @@ struct LaunchFlags {
   std::optional<host::LoadOptions> options() const;
 };
 
+// Reads a whole binary file (at most host::kMaxInputBytes); false with a message.
+bool read_binary(const std::string& path, std::vector<uint8_t>& out, std::string& err);
+
 // Reads and loads a program; prints `file:line:col: message` diagnostics to stderr.
 std::optional<host::Loaded> load_file(const std::string& path, const host::LoadOptions& opt,
                                       std::string* text_out = nullptr);
@@ -44,6 +47,7 @@ void register_lint(CLI::App& app, int& exit_code);
 void register_report(CLI::App& app, int& exit_code);
 void register_serve(CLI::App& app, int& exit_code);
 void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0);
+void register_image(CLI::App& app, int& exit_code);
 
 // results.record `reproduce`: commands that work from any directory. The running
 // program's absolute path (from /proc/self/exe, else argv[0] made absolute), and

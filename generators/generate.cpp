@@ -784,6 +784,8 @@ std::vector<syntax::HostStep> host_script(const Program& p) {
         h.core = syntax::kAllCores;  // trap.host.bind_vtable: every core
         h.name = vtable_name(*g::inRange<size_t>(0, p.vtables.size()));
         break;
+      case syntax::HostKind::Preempt:  // not among the weights above
+        break;
     }
     out.push_back(h);
   }

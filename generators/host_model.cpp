@@ -186,6 +186,10 @@ class Model {
       case exec::HostKind::Resume:  // trap.host.resume: a request, carried out below
         for (uint32_t k = lo; k < hi; ++k) cores_[k].resume = true;
         break;
+      case exec::HostKind::Preempt:
+        // preempt.transparency: a preemption changes nothing this model sees; it
+        // is a host action like the others for livelock detection.
+        break;
     }
   }
 

@@ -37,6 +37,10 @@ json::Value request_json(const RunRequest& req, int64_t id) {
       if (h.kind == syntax::HostKind::SingleStep) a["on"] = h.on;
       if (h.kind == syntax::HostKind::BindTba) a["label"] = h.name;
       if (h.kind == syntax::HostKind::BindVtable) a["table"] = h.name;
+      if (h.kind == syntax::HostKind::Preempt) {  // preempt.request
+        a["flow"] = std::string(h.flow == syntax::PreemptFlow::A ? "A" : "B");
+        if (!h.intruder.empty()) a["intruder"] = h.intruder;
+      }
       host.push_back(std::move(a));
     }
     v["host"] = std::move(host);

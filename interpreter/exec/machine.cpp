@@ -322,7 +322,9 @@ std::optional<Status> Machine::steps_loop(uint64_t n, uint64_t& k) {
     else
       wi = pick();
     if (wi < 0) [[unlikely]] {
-      if (trap_.apply_idle_actions()) {  // trap.host: not a step
+      std::optional<Status> end;
+      if (trap_.apply_idle_actions(end)) {  // trap.host: not a step
+        if (end) return finish(*end);
         if (One && !single_) return std::nullopt;
         --k;
         continue;
@@ -393,6 +395,32 @@ Outcome Machine::outcome() const {
     o.buffers.push_back({b.name, b.type, st_.mem.buffers[i]});
   }
   return o;
+}
+
+void Machine::rehash_memory() {
+  st_.mem.hash = 0;
+  for (uint32_t i = 0; i < st_.mem.buffers.size(); ++i) {
+    const auto& mem = st_.mem.buffers[i];
+    for (uint32_t wd = 0; size_t{wd} * 4 < mem.size(); ++wd)
+      if (uint32_t v = word_at(mem, wd)) st_.mem.hash ^= mem_word_hash(i, wd, v);
+  }
+  for (uint32_t wg = 0; wg < st_.mem.slm.size(); ++wg) {
+    const auto& mem = st_.mem.slm[wg];
+    for (uint32_t wd = 0; size_t{wd} * 4 < mem.size(); ++wd)
+      if (uint32_t v = word_at(mem, wd)) st_.mem.hash ^= mem_word_hash(0x10000u + wg, wd, v);
+  }
+}
+
+void Machine::state_changed() {
+  done_count_ = 0;
+  for (const auto& w : st_.warps) done_count_ += w.status == WarpStatus::Done;
+  rehash_memory();
+  refresh();
+}
+
+void Machine::restart_livelock() {
+  if (!trap_.host_actions_remain()) live_.restart(st_);
+  refresh();
 }
 
 Snapshot Machine::snapshot() const {

@@ -7,6 +7,8 @@
 //                 acts on (wave.window)
 //   trap_unit.h   trap controllers, interrupts, single-step, the host script,
 //                 handler entry, join and resume (spec/trap.md)
+//   preempt.h     preemption: the save and restore, the system routine, the
+//                 flows, the cores' physical SLM (spec/preempt.md)
 //   livelock.h    Brent's cycle detection over the whole state (exec.livelock)
 //   state.h       the whole state, one comparable value
 //   outcome.h     what a launch ends with, and trace records
@@ -18,11 +20,13 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "exec/lanes.h"
 #include "exec/livelock.h"
 #include "exec/outcome.h"
+#include "exec/preempt.h"
 #include "exec/program.h"
 #include "exec/scheduler.h"
 #include "exec/state.h"
@@ -68,6 +72,20 @@ class Machine {
   bool restore(const Snapshot& s);
   uint64_t hash() const;  // hash of the MachineState (not of the step counter)
 
+  // preempt.flow.c: the launch starts from a context image instead of at
+  // state.init; call before the first step. A bad image changes nothing and is
+  // returned (preempt.image.check).
+  std::optional<ImageError> start_from_image(std::span<const uint8_t> image) {
+    return preempt_.start_from(image);
+  }
+  // The image of the launch's last preemption (empty if none), and how many.
+  const std::vector<uint8_t>& last_image() const { return preempt_.last_image(); }
+  uint32_t preemptions() const { return preempt_.preemptions(); }
+  // preempt.slm: the cores' physical SLM this launch runs on (shared with the
+  // launches that run on the same machine, such as an intruder).
+  const std::shared_ptr<Device>& device() const { return device_; }
+  void set_device(std::shared_ptr<Device> d) { device_ = std::move(d); }
+
   void set_trace(TraceSink sink) {
     trace_ = std::move(sink);
     refresh();
@@ -83,6 +101,7 @@ class Machine {
   const Window& window() const { return win_; }
   TrapUnit& trap() { return trap_; }
   const TrapUnit& trap() const { return trap_; }
+  PreemptUnit& preempt() { return preempt_; }
   // Vector register r as an array indexed by lane, through the window (wave.shared).
   uint32_t* vreg(WarpState& w, uint32_t r) { return w.vregs.data() + win_.offsets()[r]; }
   const uint32_t* lanes(WarpState& w, const Src& s) {
@@ -141,6 +160,14 @@ class Machine {
 
  private:
   friend class TrapUnit;
+  friend class PreemptUnit;
+  // After a unit replaced parts of the state (preempt.restore): what the machine
+  // derives from it (done count, memory hash, the units' flags) follows.
+  void state_changed();
+  // exec.livelock: detection starts afresh from the state now, once no host
+  // action remains (preempt.flow.c).
+  void restart_livelock();
+  void rehash_memory();
   void init_state();
   template <bool One>
   std::optional<Status> steps_loop(uint64_t n, uint64_t& k);
@@ -183,6 +210,8 @@ class Machine {
   Scheduler sched_;
   Window win_;
   TrapUnit trap_{*this};
+  PreemptUnit preempt_{*this};
+  std::shared_ptr<Device> device_ = std::make_shared<Device>();
   Livelock live_;
   // exec.form: per warp, the partial exec last expanded and its number of lanes,
   // and (wave words per warp) its expansion: a cache of w.exec, not machine state.

@@ -221,6 +221,11 @@ bool resolve_host(const syntax::Program& ex, const LaunchConfig& cfg,
           a.value = it->second;
         break;
       }
+      case HostKind::Preempt:  // preempt.request
+        a.flow = h.flow;
+        if (!ex.sys_save.value || !ex.sys_restore.value)
+          err(h, "preempt needs a system routine (.sys_save and .sys_restore)");
+        break;
       case HostKind::BindVtable: {
         size_t i = 0;
         while (i < ex.vtables.size() && ex.vtables[i].name != h.name) ++i;
@@ -266,8 +271,11 @@ uint64_t fingerprint(const Program& p) {
   }
   for (const auto& a : p.host)  // trap.host
     for (uint64_t v : {a.step, uint64_t{static_cast<uint8_t>(a.kind)},
-                       uint64_t{static_cast<uint32_t>(a.core)}, uint64_t{a.value}})
+                       uint64_t{static_cast<uint32_t>(a.core)}, uint64_t{a.value},
+                       uint64_t{static_cast<uint8_t>(a.flow)}})
       u64(v);
+  u64(p.sys_save ? uint64_t{*p.sys_save} + 1 : 0);  // preempt.routine
+  u64(p.sys_restore ? uint64_t{*p.sys_restore} + 1 : 0);
   return h;
 }
 
@@ -299,6 +307,17 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
   prog.insns.reserve(pc);
   prog.text.reserve(pc);
   prog.spans.reserve(pc);
+  // preempt.routine: the system routine's entries.
+  for (auto [dir, entry] : {std::pair{&ex.sys_save, &prog.sys_save},
+                            std::pair{&ex.sys_restore, &prog.sys_restore}}) {
+    if (!dir->value) continue;
+    auto it = labels.find(*dir->value);
+    if (it == labels.end()) {
+      d.add(DiagKind::Invalid, dir->span, "undefined label '" + *dir->value + "'");
+      return std::nullopt;
+    }
+    *entry = it->second;
+  }
   if (ex.handler.value) {  // trap.install
     auto it = labels.find(*ex.handler.value);
     if (it == labels.end()) {

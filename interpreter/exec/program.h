@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,10 +80,13 @@ struct HostAction {
   HostKind kind = HostKind::Interrupt;
   int32_t core = kAllCores;  // a core index, or kAllCores
   // interrupt: the code; bind_tba: the handler entry's PC; bind_vtable: the table's
-  // index in Program::vtables; single_step: 1 on, 0 off; resume: unused.
+  // index in Program::vtables; single_step: 1 on, 0 off; resume, preempt: unused.
   uint32_t value = 0;
+  syntax::PreemptFlow flow = syntax::PreemptFlow::A;  // preempt
+  int32_t intruder = -1;  // preempt, flow B: index in Program::intruders, or -1 for none
   bool operator==(const HostAction&) const = default;
 };
+using syntax::PreemptFlow;
 
 struct Program {
   LaunchConfig config;  // the configuration it was assembled for
@@ -93,6 +97,10 @@ struct Program {
   std::optional<uint32_t> handler;             // trap.install: the `.handler` label's PC
   std::vector<std::vector<uint32_t>> vtables;  // trap.vector: each `.vtable`'s entry PCs
   std::vector<HostAction> host;                // trap.host: the launch's host script
+  // preempt.routine: the system routine's save and restore entries.
+  std::optional<uint32_t> sys_save, sys_restore;
+  // preempt.intruder: the intruders of the host script's flow-B actions.
+  std::vector<std::shared_ptr<const Program>> intruders;
   // Registers each warp has: .vregs/.sregs, plus one register that reads 0 when
   // handler code reads past them (trap.regs).
   uint32_t vregs_alloc = 0, sregs_alloc = 0;

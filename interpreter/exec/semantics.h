@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "exec/preempt.h"
 #include "exec/program.h"
 
 namespace simt::exec::sem {
@@ -292,5 +293,28 @@ SIMT_CONTROL(VCall)
 SIMT_CONTROL(SubvBegin)
 SIMT_CONTROL(SubvEnd)
 #undef SIMT_CONTROL
+
+// ---- preempt.ctx, preempt.sysret: the system routine's instructions. The system
+// routine runs them in system mode (preempt.cpp, from kSysOp and kField); as
+// application instructions (only without the flow checks) they raise
+// illegal_instruction.
+Flow system_only(Machine& m, WarpState& w);
+template <isa::CtxField F>
+struct CtxSave {
+  static constexpr SysOp kSysOp = SysOp::Save;
+  static constexpr isa::CtxField kField = F;
+  static Flow exec(Machine& m, WarpState& w, const Insn&) { return system_only(m, w); }
+};
+template <isa::CtxField F>
+struct CtxLoad {
+  static constexpr SysOp kSysOp = SysOp::Load;
+  static constexpr isa::CtxField kField = F;
+  static Flow exec(Machine& m, WarpState& w, const Insn&) { return system_only(m, w); }
+};
+struct SysRet {
+  static constexpr SysOp kSysOp = SysOp::Return;
+  static constexpr isa::CtxField kField = isa::CtxField::Vregs;  // none
+  static Flow exec(Machine& m, WarpState& w, const Insn&) { return system_only(m, w); }
+};
 
 }  // namespace simt::exec::sem

@@ -252,7 +252,7 @@ void TrapUnit::clear_esr(uint32_t core) {
 }
 
 // trap.host.*: one host action.
-void TrapUnit::apply_action(const HostAction& a) {
+std::optional<Status> TrapUnit::apply_action(const HostAction& a) {
   const uint32_t ncores = static_cast<uint32_t>(m_.st_.trap.cores.size());
   const uint32_t lo = a.core == kAllCores ? 0 : static_cast<uint32_t>(a.core);
   const uint32_t hi = a.core == kAllCores ? ncores : lo + 1;
@@ -285,19 +285,29 @@ void TrapUnit::apply_action(const HostAction& a) {
     case HostKind::Resume:  // trap.host.resume: carried out by boundary()
       for (uint32_t c = lo; c < hi; ++c) m_.st_.trap.cores[c].resume = true;
       break;
+    case HostKind::Preempt:  // preempt.request
+      return m_.preempt_.preempt(a);
   }
+  return std::nullopt;
+}
+
+// trap.host: the actions due, in list order; once the last is applied the
+// script is done (exec.livelock).
+std::optional<Status> TrapUnit::apply_due(uint64_t step) {
+  const auto& host = m_.prog_->host;
+  while (m_.st_.trap.host_next < host.size() && host[m_.st_.trap.host_next].step <= step)
+    if (auto s = apply_action(host[m_.st_.trap.host_next++])) return s;
+  if (m_.st_.trap.host_next == host.size()) host_script_done();
+  m_.refresh();  // the units and the step loop see the change
+  return std::nullopt;
 }
 
 // trap.host: with no warp ready, the host does not wait for steps that cannot
 // happen: the actions of the earliest remaining step are applied now.
-bool TrapUnit::apply_idle_actions() {
+bool TrapUnit::apply_idle_actions(std::optional<Status>& end) {
   const auto& host = m_.prog_->host;
   if (m_.st_.trap.host_next >= host.size()) return false;
-  const uint64_t step = host[m_.st_.trap.host_next].step;
-  while (m_.st_.trap.host_next < host.size() && host[m_.st_.trap.host_next].step == step)
-    apply_action(host[m_.st_.trap.host_next++]);
-  if (m_.st_.trap.host_next == host.size()) host_script_done();
-  m_.refresh();  // the units and the step loop see the change
+  end = apply_due(host[m_.st_.trap.host_next].step);
   return true;
 }
 
@@ -306,12 +316,8 @@ bool TrapUnit::apply_idle_actions() {
 // ascending order a pending interrupt or the end of a single-step round.
 std::optional<Status> TrapUnit::boundary() {
   const auto& host = m_.prog_->host;
-  if (m_.st_.trap.host_next < host.size() && host[m_.st_.trap.host_next].step <= m_.steps_) {
-    while (m_.st_.trap.host_next < host.size() && host[m_.st_.trap.host_next].step <= m_.steps_)
-      apply_action(host[m_.st_.trap.host_next++]);
-    if (m_.st_.trap.host_next == host.size()) host_script_done();
-    m_.refresh();  // the units and the step loop see the change
-  }
+  if (m_.st_.trap.host_next < host.size() && host[m_.st_.trap.host_next].step <= m_.steps_)
+    if (auto s = apply_due(m_.steps_)) return s;
   if (!core_work_) return std::nullopt;
   const uint32_t ncores = static_cast<uint32_t>(m_.st_.trap.cores.size());
   for (uint32_t c = 0; c < ncores; ++c) {
@@ -451,6 +457,15 @@ Flow VCall::exec(Machine& m, WarpState& w, const Insn& in) {
   w.pc_stack.push_back(w.pc + 1);
   w.pc = table[a];
   return Flow::Jump;
+}
+
+}  // namespace simt::exec::sem
+
+namespace simt::exec::sem {
+
+// preempt.ctx, preempt.sysret: outside system mode.
+Flow system_only(Machine& m, WarpState& w) {
+  return m.raise(w, isa::Event::IllegalInstruction);
 }
 
 }  // namespace simt::exec::sem

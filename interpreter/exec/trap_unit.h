@@ -32,8 +32,10 @@ class TrapUnit {
   // The work at a step boundary that does not come from an instruction. Returns
   // the status that ends the launch.
   std::optional<Status> boundary();
-  // trap.host: no warp is ready; applies the next step's actions. False if none remain.
-  bool apply_idle_actions();
+  // trap.host: no warp is ready; applies the next step's actions. False if none
+  // remain; `end` gets the status that ends the launch, if an action ends it (a
+  // preemption whose system routine raised an event, preempt.sysmode.events).
+  bool apply_idle_actions(std::optional<Status>& end);
   // An event raised by the instruction warp `w` just ran (exec.status.trapped,
   // trap.double, trap.none, trap.entry). Returns the status that ends the launch,
   // or nothing when the core entered its handler.
@@ -62,7 +64,9 @@ class TrapUnit {
                      const EventInfo* ev);
   void resume_warp(uint32_t g);  // trap.resume
   bool core_in_handler(uint32_t core) const;
-  void apply_action(const HostAction& a);
+  std::optional<Status> apply_action(const HostAction& a);
+  // Applies the actions due at `step` or before; the status that ends the launch, if any.
+  std::optional<Status> apply_due(uint64_t step);
   void host_script_done();
 
   Machine& m_;

@@ -7,6 +7,7 @@ bool exit_ends(Context c, bool stack_empty) {
     case Context::Main:
       return stack_empty;
     case Context::Handler:
+    case Context::System:  // exit is not system code (preempt.valid.mode)
       return true;
     case Context::Function:
       return false;

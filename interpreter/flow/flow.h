@@ -22,7 +22,8 @@ using isa::Control;
 
 // The contexts the flow checks explore (valid.flow.calls, trap.install): the
 // program's entry, a handler entry, a called function.
-enum class Context : uint8_t { Main, Handler, Function };
+// System: the system routine's save or restore entry (preempt.valid.mode).
+enum class Context : uint8_t { Main, Handler, Function, System };
 
 // branch.exit, valid.flow.end: `exit` ends the path in handler code (where it is an
 // error, trap.valid.mode) and in the entry context with no mask-stack entry of that

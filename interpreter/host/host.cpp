@@ -135,30 +135,22 @@ std::optional<std::string> host_step_from(const std::vector<HostField>& keys,
     return std::string("'step' must be given as an integer from 0 to 18446744073709551615");
   out.step = step_n->magnitude;
   if (!action || !std::holds_alternative<std::string>(*action))
-    return std::string(
-        "'action' must be given as a string (interrupt, bind_tba, bind_vtable, single_step, "
-        "resume)");
+    return "'action' must be given as a string (" + syntax::host_kind_list() + ")";
   const std::string& a = std::get<std::string>(*action);
-  struct Kind {
-    HostKind kind;
-    std::vector<std::string_view> keys;  // besides step and action
-  };
-  static const std::vector<Kind> kinds = {{HostKind::Interrupt, {"core", "code"}},
-                                          {HostKind::BindTba, {"core", "label"}},
-                                          {HostKind::BindVtable, {"table"}},
-                                          {HostKind::SingleStep, {"core", "on"}},
-                                          {HostKind::Resume, {"core"}}};
-  const Kind* kind = nullptr;
-  for (const auto& k : kinds)
-    if (syntax::host_kind_name(k.kind) == a) kind = &k;
-  if (!kind)
-    return "unknown action '" + a.substr(0, 40) +
-           "' (interrupt, bind_tba, bind_vtable, single_step, resume)";
-  out.kind = kind->kind;
+  const HostKind* kind = nullptr;
+  for (const HostKind& k : syntax::kAllHostKinds)
+    if (syntax::host_kind_name(k) == a) kind = &k;
+  if (!kind) return "unknown action '" + a.substr(0, 40) + "' (" + syntax::host_kind_list() + ")";
+  out.kind = *kind;
   for (const auto& f : keys) {
     if (f.key == "step" || f.key == "action") continue;
-    if (std::find(kind->keys.begin(), kind->keys.end(), f.key) == kind->keys.end())
-      return "unknown key '" + f.key.substr(0, 40) + "' for the action " + a;
+    bool known = false;
+    for (std::string_view rest = syntax::host_kind_keys(out.kind); !rest.empty();) {
+      const size_t sp = rest.find(' ');
+      known |= rest.substr(0, sp) == f.key;
+      rest = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
+    }
+    if (!known) return "unknown key '" + f.key.substr(0, 40) + "' for the action " + a;
   }
   out.core = syntax::kAllCores;
   if (const HostValue* c = find("core")) {
@@ -179,6 +171,23 @@ std::optional<std::string> host_step_from(const std::vector<HostField>& keys,
     if (!on || !std::holds_alternative<bool>(*on))
       return std::string("single_step needs 'on' = true or false");
     out.on = std::get<bool>(*on);
+  }
+  if (out.kind == HostKind::Preempt) {  // preempt.request
+    out.flow = syntax::PreemptFlow::A;
+    if (const HostValue* f = find("flow")) {
+      auto* str = std::get_if<std::string>(f);
+      if (!str || (*str != "A" && *str != "B"))
+        return std::string("'flow' must be \"A\" or \"B\" (preempt.request)");
+      out.flow = *str == "A" ? syntax::PreemptFlow::A : syntax::PreemptFlow::B;
+    }
+    out.intruder.clear();
+    if (const HostValue* t = find("intruder")) {
+      auto* str = std::get_if<std::string>(t);
+      if (!str) return std::string("'intruder' must be the intruder program's text, a string");
+      if (out.flow != syntax::PreemptFlow::B)
+        return std::string("'intruder' is for flow \"B\" only (preempt.request)");
+      out.intruder = *str;
+    }
   }
   if (out.kind == HostKind::BindTba || out.kind == HostKind::BindVtable) {
     const char* key = out.kind == HostKind::BindTba ? "label" : "table";
@@ -218,6 +227,32 @@ std::optional<std::string> load_host_toml(const std::string& path,
   return parse_host_toml(text, path, out);
 }
 
+namespace {
+// A TOML basic string (one line, escaped).
+std::string toml_string(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else if (ch == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      const char* hexd = "0123456789abcdef";
+      out += "\\u00";
+      out += hexd[c >> 4];
+      out += hexd[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+}  // namespace
+
 std::string host_to_toml(const std::vector<syntax::HostStep>& host) {
   std::string out;
   for (const auto& h : host) {
@@ -230,6 +265,10 @@ std::string host_to_toml(const std::vector<syntax::HostStep>& host) {
       out += std::string("on = ") + (h.on ? "true" : "false") + "\n";
     if (h.kind == syntax::HostKind::BindTba) out += "label = \"" + h.name + "\"\n";
     if (h.kind == syntax::HostKind::BindVtable) out += "table = \"" + h.name + "\"\n";
+    if (h.kind == syntax::HostKind::Preempt) {
+      out += std::string("flow = \"") + (h.flow == syntax::PreemptFlow::A ? "A" : "B") + "\"\n";
+      if (!h.intruder.empty()) out += "intruder = " + toml_string(h.intruder) + "\n";
+    }
   }
   return out;
 }
@@ -320,6 +359,32 @@ LoadResult load(std::string_view text, const LoadOptions& opt) {
   if (!r.diags.empty()) return r;
   auto prog = exec::predecode(L.expanded, L.config, std::move(buffers), r.diags, opt.host);
   if (!prog) return r;
+  // preempt.intruder: each intruder is a program of its own, assembled here.
+  for (size_t i = 0; i < opt.host.size() && i < prog->host.size(); ++i) {
+    const syntax::HostStep& h = opt.host[i];
+    if (h.kind != syntax::HostKind::Preempt || h.intruder.empty()) continue;
+    auto err = [&](const std::string& m) {
+      r.diags.add(syntax::DiagKind::Config, h.span, "host script: " + m, "preempt.intruder",
+                  h.origin);
+    };
+    LoadResult ir = load(h.intruder, LoadOptions{});
+    if (!ir.loaded) {
+      const auto& first = ir.diags.list().front();
+      err("the intruder does not assemble: line " + std::to_string(first.span.line) + ": " +
+          first.message);
+      return r;
+    }
+    const exec::LaunchConfig& ic = ir.loaded->config;
+    if (h.core == syntax::kAllCores ? ic.cores > L.config.cores : ic.cores != 1) {
+      err("the intruder has " + std::to_string(ic.cores) + " cores; " +
+          (h.core == syntax::kAllCores ? "at most the launch's " + std::to_string(L.config.cores)
+                                       : std::string("one core was preempted, so 1")) +
+          " (preempt.intruder)");
+      return r;
+    }
+    prog->host[i].intruder = static_cast<int32_t>(prog->intruders.size());
+    prog->intruders.push_back(ir.loaded->program);
+  }
   L.program = std::make_shared<const exec::Program>(std::move(*prog));
   r.loaded = std::move(L);
   return r;

@@ -191,8 +191,28 @@ std::string_view mode_name(Mode m) {
       return "handler";
     case Mode::Switch:
       return "switch";
+    case Mode::System:
+      return "system";
   }
   return "?";
+}
+
+namespace {
+struct CtxFieldInfo {
+  std::string_view name, summary;
+};
+constexpr CtxFieldInfo kCtxFieldInfo[] = {
+#define SIMT_CTX_FIELD(id, name, summary) {#name, summary},
+#include "isa/context.def"
+#undef SIMT_CTX_FIELD
+};
+}  // namespace
+
+std::string_view ctx_field_name(CtxField f) {
+  return kCtxFieldInfo[static_cast<size_t>(f)].name;
+}
+std::string_view ctx_field_summary(CtxField f) {
+  return kCtxFieldInfo[static_cast<size_t>(f)].summary;
 }
 
 std::span<const SpecialInfo> specials() {

@@ -78,8 +78,25 @@ enum class Mode : uint8_t {
   Handler,  // handler code only (trap.valid.mode)
   Switch,   // switches between normal and sub-vector mode: not handler code, which
             // runs in normal mode (wave.valid.handler)
+  System,   // system code only: the system routine's privileged instructions
+            // (preempt.valid.mode)
 };
-inline constexpr size_t kModeCount = static_cast<size_t>(Mode::Switch) + 1;
+inline constexpr size_t kModeCount = static_cast<size_t>(Mode::System) + 1;
+
+// The context fields of a warp, in slot order (context.def, preempt.image.slot).
+enum class CtxField : uint8_t {
+#define SIMT_CTX_FIELD(id, name, summary) id,
+#include "isa/context.def"
+#undef SIMT_CTX_FIELD
+};
+inline constexpr CtxField kCtxFields[] = {
+#define SIMT_CTX_FIELD(id, name, summary) CtxField::id,
+#include "isa/context.def"
+#undef SIMT_CTX_FIELD
+};
+inline constexpr size_t kCtxFieldCount = std::size(kCtxFields);
+std::string_view ctx_field_name(CtxField f);
+std::string_view ctx_field_summary(CtxField f);
 
 struct Signature {
   std::array<OperandKind, 4> kinds{};

@@ -44,20 +44,29 @@ std::string_view elem_type_name(ElemType t) {
   return "u32";
 }
 
+namespace {
+struct HostKindInfo {
+  std::string_view name, keys;
+};
+constexpr HostKindInfo kHostKinds[] = {
+#define SIMT_HOST_ACTION(id, name, keys, clause) {name, keys},
+#include "syntax/host_actions.def"
+#undef SIMT_HOST_ACTION
+};
+}  // namespace
+
 std::string_view host_kind_name(HostKind k) {
-  switch (k) {
-    case HostKind::Interrupt:
-      return "interrupt";
-    case HostKind::BindTba:
-      return "bind_tba";
-    case HostKind::BindVtable:
-      return "bind_vtable";
-    case HostKind::SingleStep:
-      return "single_step";
-    case HostKind::Resume:
-      return "resume";
-  }
-  return "interrupt";
+  return kHostKinds[static_cast<size_t>(k)].name;
+}
+
+std::string_view host_kind_keys(HostKind k) {
+  return kHostKinds[static_cast<size_t>(k)].keys;
+}
+
+std::string host_kind_list() {
+  std::string out;
+  for (const auto& k : kHostKinds) out += (out.empty() ? "" : ", ") + std::string(k.name);
+  return out;
 }
 
 std::string_view buffer_mode_name(BufferMode m) {

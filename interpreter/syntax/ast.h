@@ -139,17 +139,31 @@ struct Program {
   std::vector<Directive<std::string>> handler_entries;  // trap.install: `.handler_entry LABEL`
   std::vector<VTableDecl> vtables;                      // trap.vector
   Directive<uint32_t> vshared;                          // wave.shared: `.vshared BASE`
+  Directive<std::string> sys_save;                      // preempt.routine: `.sys_save LABEL`
+  Directive<std::string> sys_restore;                   // preempt.routine: `.sys_restore LABEL`
   std::vector<BufferDecl> buffers;
   std::vector<Stmt> stmts;
   // AST equality ignores spans and comments: it is what `roundtrip` checks.
   bool operator==(const Program& o) const {
     return launch == o.launch && handler == o.handler && handler_entries == o.handler_entries &&
-           vtables == o.vtables && vshared == o.vshared && buffers == o.buffers && stmts == o.stmts;
+           vtables == o.vtables && vshared == o.vshared && sys_save == o.sys_save &&
+           sys_restore == o.sys_restore && buffers == o.buffers && stmts == o.stmts;
   }
 };
 
-// trap.host: the kinds of host action.
-enum class HostKind : uint8_t { Interrupt, BindTba, BindVtable, SingleStep, Resume };
+// trap.host: the kinds of host action (host_actions.def).
+enum class HostKind : uint8_t {
+#define SIMT_HOST_ACTION(id, name, keys, clause) id,
+#include "syntax/host_actions.def"
+#undef SIMT_HOST_ACTION
+};
+inline constexpr HostKind kAllHostKinds[] = {
+#define SIMT_HOST_ACTION(id, name, keys, clause) HostKind::id,
+#include "syntax/host_actions.def"
+#undef SIMT_HOST_ACTION
+};
+// preempt.request: what follows the save.
+enum class PreemptFlow : uint8_t { A, B };
 inline constexpr int32_t kAllCores = -1;
 
 // trap.host: one action of a host script as written (in TOML or JSON), before its
@@ -161,13 +175,19 @@ struct HostStep {
   uint32_t code = 0;         // interrupt
   bool on = false;           // single_step
   std::string name;          // bind_tba: the label; bind_vtable: the table
+  PreemptFlow flow = PreemptFlow::A;  // preempt
+  std::string intruder;               // preempt, flow B: the intruder program's text, or empty
   std::string origin;        // where it was written (a file name), for messages
   Span span;                 // its position there (line 0: not known)
   bool operator==(const HostStep& o) const {
     return step == o.step && kind == o.kind && core == o.core && code == o.code && on == o.on &&
-           name == o.name;
+           name == o.name && flow == o.flow && intruder == o.intruder;
   }
 };
 std::string_view host_kind_name(HostKind k);
+// The keys an action takes besides `step` and `action` (host_actions.def).
+std::string_view host_kind_keys(HostKind k);
+// "interrupt, bind_tba, ...": every action's name, for messages.
+std::string host_kind_list();
 
 }  // namespace simt::syntax

@@ -493,6 +493,10 @@ class Parser {
         t.labels.push_back(label_arg());
       }
       prog.vtables.push_back(std::move(t));
+    } else if (n == ".sys_save") {  // preempt.routine
+      set_once(prog.sys_save, d, label_arg());
+    } else if (n == ".sys_restore") {  // preempt.routine
+      set_once(prog.sys_restore, d, label_arg());
     } else if (n == ".vshared") {  // wave.shared
       set_once(prog.vshared, d,
                static_cast<uint32_t>(unsigned_arg(std::numeric_limits<uint32_t>::max())));

@@ -179,6 +179,8 @@ std::string print(const syntax::Program& p) {
     out += "\n";
   }
   if (p.vshared.value) out += ".vshared " + std::to_string(*p.vshared.value) + "\n";
+  if (p.sys_save.value) out += ".sys_save " + *p.sys_save.value + "\n";
+  if (p.sys_restore.value) out += ".sys_restore " + *p.sys_restore.value + "\n";
   for (const auto& b : p.buffers) out += print_buffer(b) + "\n";
   if (!out.empty()) out += "\n";
   // syntax.print.indent: the blocks open around each statement (an `else` is

@@ -102,13 +102,10 @@ Operand pred_or_true(const Stmt& s) {
 
 // branch.struct.if, branch.struct.loop
 Program expand(const Program& p) {
-  Program out;
-  out.launch = p.launch;
-  out.handler = p.handler;
-  out.handler_entries = p.handler_entries;
-  out.vtables = p.vtables;
-  out.vshared = p.vshared;
-  out.buffers = p.buffers;
+  // Every directive as written (a new one comes along without a line here); the
+  // statements are rebuilt below.
+  Program out = p;
+  out.stmts.clear();
   std::set<std::string> used;
   for (const auto& s : p.stmts)
     if (s.kind == StmtKind::Label) used.insert(s.label);

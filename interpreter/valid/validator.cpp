@@ -89,6 +89,18 @@ class Validator {
     for (const auto& e : p_.handler_entries)
       if (!label_pc_.contains(*e.value))
         err(e.span, "undefined label '" + *e.value + "'", "valid.label.defined");
+    // preempt.valid.entries: the system routine's entries are labels of the
+    // program, and a program has both or neither.
+    for (const auto* e : {&p_.sys_save, &p_.sys_restore})
+      if (e->value && !label_pc_.contains(*e->value))
+        err(e->span, "undefined label '" + *e->value + "'", "valid.label.defined");
+    if (p_.sys_save.value.has_value() != p_.sys_restore.value.has_value()) {
+      const auto& given = p_.sys_save.value ? p_.sys_save : p_.sys_restore;
+      err(given.span,
+          std::string("a system routine needs both entries: .sys_save and .sys_restore (") +
+              (p_.sys_save.value ? ".sys_restore" : ".sys_save") + " is missing)",
+          "preempt.valid.entries");
+    }
     // trap.vector: table names are unique, entries are labels of the program.
     std::unordered_map<std::string, uint32_t> tables;
     for (const auto& t : p_.vtables) {
@@ -309,6 +321,8 @@ class Validator {
     std::vector<std::pair<std::string, Span>> entries;
     if (p_.handler.value) entries.emplace_back(*p_.handler.value, p_.handler.span);
     for (const auto& e : p_.handler_entries) entries.emplace_back(*e.value, e.span);
+    for (const auto* e : {&p_.sys_save, &p_.sys_restore})
+      if (e->value) entries.emplace_back(*e->value, e->span);
     for (const auto& t : p_.vtables)
       for (const auto& l : t.labels) entries.emplace_back(l, t.span);
     for (const auto& [label, span] : entries)
@@ -319,6 +333,9 @@ class Validator {
   }
 
   bool has_buffer(const std::string& n) const { return buffer_names_.contains(n); }
+
+  // The kinds of code an instruction is (trap.terms, preempt.valid.mode), as bits.
+  enum : uint8_t { kUser = 1, kHandler = 2, kSystem = 4 };
 
   // ---- valid.flow.*: abstract interpretation of the mask stack -------------------
   // The abstract state is the sequence of mask-stack entry kinds pushed since the
@@ -341,25 +358,36 @@ class Validator {
     std::vector<const syntax::Directive<std::string>*> handlers;
     if (p_.handler.value) handlers.push_back(&p_.handler);
     for (const auto& e : p_.handler_entries) handlers.push_back(&e);
-    // trap.terms: a handler entry at PC 0 makes the program's entry handler code too.
-    bool handler_at_entry = false;
-    for (const auto* h : handlers) {
-      auto it = label_pc_.find(*h->value);
-      if (it == label_pc_.end()) continue;  // valid.label.defined reports it
+    // trap.terms: a handler entry at PC 0 makes the program's entry handler code
+    // too; likewise a system entry there (preempt.valid.mode).
+    std::vector<uint8_t> root_modes{kUser};
+    auto add_root = [&](const syntax::Directive<std::string>& d, flow::Context kind, uint8_t mode,
+                        const char* what, const char* clause) {
+      auto it = label_pc_.find(*d.value);
+      if (it == label_pc_.end()) return;  // valid.label.defined reports it
       if (it->second >= size_) {
-        // trap.valid.mode: like a call to the end (valid.flow.calls).
-        err(h->span,
-            "handler entry '" + *h->value +
-                "' is the end of the program: the handler would run past the last instruction",
-            "trap.valid.mode");
-      } else if (it->second == 0) {
-        handler_at_entry = true;
+        // trap.valid.mode, preempt.valid.entries: like a call to the end (valid.flow.calls).
+        err(d.span,
+            std::string(what) + " '" + *d.value + "' is the end of the program: the " +
+                (mode == kHandler ? "handler" : "system routine") +
+                " would run past the last instruction",
+            clause);
       } else if (!is_root[it->second]) {
         is_root[it->second] = true;
         entries.push_back(it->second);
-        kinds.push_back(flow::Context::Handler);
+        kinds.push_back(kind);
+        root_modes.push_back(mode);
+      } else {
+        for (size_t i = 0; i < entries.size(); ++i)
+          if (entries[i] == it->second) root_modes[i] |= mode;
       }
-    }
+    };
+    for (const auto* h : handlers)
+      add_root(*h, flow::Context::Handler, kHandler, "handler entry", "trap.valid.mode");
+    for (const auto* e : {&p_.sys_save, &p_.sys_restore})
+      if (e->value)
+        add_root(*e, flow::Context::System, kSystem, "system routine entry",
+                 "preempt.valid.entries");
     const size_t roots = entries.size();
     // trap.vector: the targets of every vcall, the entries of every table in order.
     for (const auto& t : p_.vtables)
@@ -377,7 +405,7 @@ class Validator {
       analyse(static_cast<uint32_t>(i + 1), entries[i],
               i < roots ? kinds[i] : flow::Context::Function, entries, is_called, ctxs.back());
     }
-    modes(entries, roots, handler_at_entry, ctxs);
+    modes(entries, root_modes, ctxs);
     shared_reads();
   }
 
@@ -463,9 +491,9 @@ class Validator {
   // the call graph from the roots with a work list (each context's mode changes at
   // most twice); every vcall calls every vector-table entry, through one node
   // standing for them all.
-  void modes(const std::vector<uint32_t>& entries, size_t roots, bool handler_at_entry,
+  void modes(const std::vector<uint32_t>& entries, const std::vector<uint8_t>& root_modes,
              const std::vector<Context>& ctxs) {
-    enum : uint8_t { kUser = 1, kHandler = 2 };
+    const size_t roots = root_modes.size();
     const size_t vnode = entries.size();  // the vector-table entries
     std::vector<uint8_t> ctx_mode(entries.size() + 1, 0);
     std::unordered_map<uint32_t, size_t> ctx_of_entry;  // called contexts by entry PC
@@ -475,8 +503,7 @@ class Validator {
       uint8_t& m = ctx_mode[to];
       if ((m | mode) != m) m |= mode, work.push_back(to);
     };
-    reach(0, handler_at_entry ? kUser | kHandler : kUser);
-    for (size_t i = 1; i < roots; ++i) reach(i, kHandler);
+    for (size_t i = 0; i < roots; ++i) reach(i, root_modes[i]);
     while (!work.empty()) {
       const size_t i = work.front();
       work.pop_front();
@@ -504,6 +531,21 @@ class Validator {
         err(s.span, "this instruction is both user code and handler code", "trap.valid.disjoint");
         continue;
       }
+      // preempt.valid.mode: system code is system code only, and holds only system
+      // instructions and nop.
+      if ((pc_mode[pc] & kSystem) && pc_mode[pc] != kSystem) {
+        err(s.span,
+            std::string("this instruction is both system code and ") +
+                (pc_mode[pc] & kUser ? "user" : "handler") + " code",
+            "preempt.valid.mode");
+        continue;
+      }
+      if (pc_mode[pc] == kSystem && isa::info(s.op).mode != isa::Mode::System &&
+          s.op != isa::Op::Nop) {
+        err(s.span, mn + " in system code: the system routine runs only ctx.save.*, ctx.load.*, "
+                         "sysret and nop", "preempt.valid.mode");
+        continue;
+      }
       switch (isa::info(s.op).mode) {
         case isa::Mode::Any:
           break;
@@ -517,6 +559,10 @@ class Validator {
           if (pc_mode[pc] == kHandler)
             err(s.span, mn + " in handler code: handler code runs in normal mode",
                 "wave.valid.handler");
+          break;
+        case isa::Mode::System:
+          if (pc_mode[pc] & (kUser | kHandler))
+            err(s.span, mn + " outside system code", "preempt.valid.mode");
           break;
       }
     }
