@@ -166,7 +166,7 @@ class ReferenceRunner final : public Runner {
     }
     caps_.max_warps = exec::kMaxTotalWarps;
     for (exec::Policy p : exec::kAllPolicies) caps_.policies.emplace(exec::policy_name(p));
-    caps_.features = {"alu", "mem", "xlane", "bar", "branch", "watomic", "trap", "wave"};
+    for (isa::Feature f : isa::kAllFeatures) caps_.features.emplace(isa::feature_name(f));
     caps_.all_instructions = true;
     caps_.extras = {"validate", "livelock", "trace", "no_validate", "host"};
   }
