@@ -245,6 +245,7 @@ std::optional<Status> PreemptUnit::restore(const ImageContent& img) {
 
 // preempt.request, preempt.flow.a, preempt.flow.b
 std::optional<Status> PreemptUnit::preempt(const HostAction& a) {
+  if (baseline_) return std::nullopt;  // preempt.transparency: a boundary only
   const uint32_t ncores = m_.prog_->config.cores;
   const uint64_t all = ncores == 64 ? ~0ull : (uint64_t{1} << ncores) - 1;
   const uint64_t core_set =

@@ -68,6 +68,12 @@ class PreemptUnit {
   // The restore's expectations for this launch (preempt.image.check).
   ImageExpect expect(bool all_cores) const;
   void set_faults(const PreemptFaults& f) { faults_ = f; }
+  // preempt.transparency, oracle.invariant.preempt_transparency: the baseline
+  // launch, whose `preempt` actions save and restore nothing. Each stays a host
+  // action (it is applied in list order and counts for exec.livelock) but does
+  // nothing: no save, no intruder, no restore, no image, not counted. Reference-
+  // internal: only the invariant sets it.
+  void set_baseline(bool on) { baseline_ = on; }
 
  private:
   ImageLayout layout(uint64_t core_set) const;
@@ -81,6 +87,7 @@ class PreemptUnit {
 
   Machine& m_;
   PreemptFaults faults_;
+  bool baseline_ = false;
   std::vector<uint8_t> image_;
   uint32_t count_ = 0;
 };
