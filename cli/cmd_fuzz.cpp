@@ -173,6 +173,12 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
     if (st.unsupported)
       std::cout << "  " << st.unsupported << " unsupported (e.g. " << st.unsupported_reason << ")";
     if (st.errors) std::cout << "  " << st.errors << " error(s)";
+    // oracle.fuzz.stats: how many programs ran preempted, at how many points.
+    if (auto it = st.counters.find("preempt:programs"); it != st.counters.end()) {
+      auto pts = st.counters.find("preempt:points");
+      std::cout << "  " << it->second << " preempted ("
+                << (pts == st.counters.end() ? 0 : pts->second) << " points)";
+    }
     std::cout << "\n";
     // A run that checked nothing is not a pass (oracle.fuzz).
     if (st.programs && st.unsupported == st.programs) {

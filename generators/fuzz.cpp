@@ -192,6 +192,17 @@ ItemResult check_item(const FuzzOptions& o, const Invariant& inv, uint64_t k,
   try {
     Program p;
     Check c = check_one(inv, seed, o.max_size, runner, &p);
+    // oracle.fuzz.stats: programs run with preemption points, and the points, in
+    // the script the check ran with (the program's, or the one its oracle made).
+    if (const size_t n = [&] {
+          size_t points = 0;
+          for (const auto& h : c.host.empty() ? p.host : c.host)
+            points += h.kind == syntax::HostKind::Preempt;
+          return points;
+        }()) {
+      c.counts["preempt:programs"] += 1;
+      c.counts["preempt:points"] += n;
+    }
     if (o.after_check) o.after_check(inv, seed, p, c);
     r.verdict = !c.unsupported.empty() ? Verdict::Unsupported
                 : c.ok                 ? Verdict::Holds

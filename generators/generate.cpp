@@ -818,6 +818,66 @@ std::vector<syntax::HostStep> host_script(const Program& p) {
 // the functions; the logging handler installed at launch (or none), sometimes a
 // `.stack` with room for no frame or one, a small `.call_depth`, and a host
 // script where `interrupts` allows it.
+}  // namespace
+
+// oracle.model.preempt: the intruder of a flow-B preemption of p on `core` (a
+// core index, or all): a program of its own on the affected cores (its `cores` 1
+// for one core, the launch's for all; one workgroup per core) whose `.slm` covers
+// every window the launch's workgroups have on a core (at least 256 bytes), and
+// that writes every word of it with a pattern from `seed`, so that a restore
+// without its DMA step (preempt.restore, preempt.slm) reads the pattern.
+std::string intruder_text(const Program& p, int32_t core, uint32_t seed) {
+  const uint32_t cores = core == syntax::kAllCores ? p.cores : 1;
+  const uint32_t launch_slm = uses(p, Kind::Exchange) ? p.warps * p.wave * 4 : 0;
+  const uint32_t windows = (p.workgroups + p.cores - 1) / p.cores;
+  const uint32_t slm = std::max<uint32_t>(256, launch_slm * windows);
+  const uint32_t stride = p.wave * 4;  // slm is a multiple of it (wave <= 64)
+  std::string t = "; intruder (oracle.model.preempt): overwrites its whole SLM\n";
+  t += ".wave " + std::to_string(p.wave) + "\n";
+  if (cores > 1)
+    t += ".workgroups " + std::to_string(cores) + "\n.cores " + std::to_string(cores) + "\n";
+  t += ".slm " + std::to_string(slm) + "\n";
+  t += "    shl v0, %lane, 2\n";
+  t += "    mov v1, " + std::to_string(seed | 1) + "\n";
+  t += "    add v1, v1, v0\n";
+  t += "    mov s0, 0\n";
+  t += "fill:\n";
+  t += "    st slm[v0], v1\n";
+  t += "    add v0, v0, " + std::to_string(stride) + "\n";
+  t += "    mul v1, v1, 2654435761\n";
+  t += "    add s0, s0, 1\n";
+  t += "    cmp.lt p0, s0, " + std::to_string(slm / stride) + "\n";
+  t += "    cbr p0, fill\n";
+  t += "    exit\n";
+  return t;
+}
+
+namespace {
+
+// oracle.model.preempt: one to three preemption points in p's host script, each
+// at a step below a horizon drawn per program (8, 32, 128 or 512), for every core
+// or (with several cores) one chosen at random, flow A or B, a flow B with an
+// intruder three times in four. After the script's own actions at the same step.
+// Never in a program with an exec clear (oracle.model.hostprog), whose warps run
+// past the end of the code into the routine.
+void add_preemptions(Program& p) {
+  const int n = *g::weightedElement<int>({{3, 1}, {2, 2}, {1, 3}});
+  const uint64_t horizon = *g::element<uint64_t>(8, 32, 128, 512);
+  for (int i = 0; i < n; ++i) {
+    syntax::HostStep h;
+    h.kind = syntax::HostKind::Preempt;
+    h.step = *g::inRange<uint64_t>(0, horizon);
+    if (p.cores > 1 && *g::arbitrary<bool>())
+      h.core = static_cast<int32_t>(*g::inRange<uint32_t>(0, p.cores));
+    h.flow = *g::arbitrary<bool>() ? syntax::PreemptFlow::B : syntax::PreemptFlow::A;
+    if (h.flow == syntax::PreemptFlow::B && *g::weightedElement<bool>({{1, false}, {3, true}}))
+      h.intruder = intruder_text(p, h.core, *g::arbitrary<uint32_t>());
+    p.host.push_back(std::move(h));
+  }
+  std::stable_sort(p.host.begin(), p.host.end(),
+                   [](const auto& a, const auto& b) { return a.step < b.step; });
+}
+
 Program host_program(const Options& o, int size) {
   Program p;
   p.host_program = true;
@@ -945,6 +1005,7 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
   o.modesel_safe = invariant.modesel_safe;
   o.host_share = invariant.host_share;
   o.spin_share = invariant.spin_share;
+  o.preempt_share = invariant.preempt_share;
   if (o.modesel_safe) {
     o.communicate = false;
     o.raw = false;
@@ -969,6 +1030,9 @@ Options options_for(const Invariant& invariant, const runners::Capabilities* cap
       if (o.host_share < 4) o.host_share = 0;
     }
     if (!caps->extras.count("host")) o.interrupts = false;
+    // oracle.gen.capabilities: preemption points only for a runner with the
+    // preempt feature and the host extra (they travel in the host script).
+    if (!caps->features.count("preempt") || !caps->extras.count("host")) o.preempt_share = 0;
     // Raw primitive forms only for a runner that takes every branch primitive.
     if (!caps->all_instructions)
       for (const char* m : {"cbr", "jmp", "push", "invert", "pop", "lpush", "brk", "cont", "lnext"})
@@ -996,7 +1060,17 @@ rc::Gen<Program> program(const Options& o) {
   return g::withSize([o](int size) {
     return g::resize(
         rc::kNominalSize, g::exec([o, size] {
-          if (o.host_share >= 4) return host_program(o, size);
+          // Version 7 (oracle.model.preempt): preemption points, drawn after
+          // everything else, so a program without them is the version 6 one.
+          // A program with an exec clear runs past its end (event.pc_range), so
+          // it would run into the routine: it gets none.
+          auto preempted = [&](Program q) {
+            if (o.preempt_share && *g::inRange<uint32_t>(0, 4) < o.preempt_share &&
+                !uses(q, Kind::ExecClear))
+              add_preemptions(q);
+            return q;
+          };
+          if (o.host_share >= 4) return preempted(host_program(o, size));
           Program p;
           if (!o.shapes.empty()) {
             // oracle.model.regions: one of the mixed-wave-size launch shapes.
@@ -1159,8 +1233,8 @@ rc::Gen<Program> program(const Options& o) {
           }
           // oracle.model.hostprog
           if (o.host_share && *g::inRange<uint32_t>(0, 4) < o.host_share)
-            return host_program(o, size);
-          return p;
+            return preempted(host_program(o, size));
+          return preempted(std::move(p));
         }));
   });
 }

@@ -71,10 +71,13 @@ struct Options {
   // livelock), how many end main with a spin (raw, without barriers; exits stay
   // allowed). Drawn after everything but host programs.
   uint32_t spin_share = 0;
+  // oracle.model.preempt: of 4 programs, how many carry preemption points in
+  // their host script (and so the standard system routine). Drawn last.
+  uint32_t preempt_share = 0;
 };
 
 // The generator version, recorded in the origin of regression files.
-inline constexpr int kGeneratorVersion = 6;
+inline constexpr int kGeneratorVersion = 7;
 
 // oracle.model.regions: the (wave, simd) pairs of mixed-wave-size programs.
 const std::vector<std::pair<uint32_t, uint32_t>>& region_shapes();
@@ -87,6 +90,11 @@ rc::Gen<Program> program(const Options& o);
 Options options_for(const Invariant& invariant, const runners::Capabilities* caps = nullptr);
 // The same by name (default options for an unknown name).
 Options options_for(const std::string& invariant, const runners::Capabilities* caps = nullptr);
+
+// oracle.model.preempt: the intruder program of a flow-B preemption of p on
+// `core` (an index, or syntax::kAllCores): it overwrites every byte of the SLM
+// windows the launch has on those cores with a pattern drawn from `seed`.
+std::string intruder_text(const Program& p, int32_t core, uint32_t seed);
 
 // The most mask-stack entries and PC-stack entries a program can hold at once,
 // over every path (an upper bound: recursion is counted to its budget).

@@ -223,7 +223,8 @@ Check structured_eval(const Program& p, const std::string& text, const EvalOptio
     out.outside = true;
     return out;
   }
-  std::optional<model::Outcome> got = run_implementation(*loaded, text, ctx, c);
+  c.host = p.host;  // oracle.model.preempt: its preemption points
+  std::optional<model::Outcome> got = run_implementation(*loaded, text, ctx, c, p.host);
   if (!got) return c;
   c.expected = want.outcome;
   const std::string who = "the structured evaluator";
@@ -606,6 +607,322 @@ std::string describe(const std::vector<syntax::HostStep>& script) {
     out += ")";
   }
   return out;
+}
+
+// ---- Preemption (spec/preempt.md) ------------------------------------------
+
+// p's host script without its preemption points, and p with that script.
+Program without_preemptions(const Program& p) {
+  Program q = p;
+  std::erase_if(q.host, [](const auto& h) { return h.kind == syntax::HostKind::Preempt; });
+  return q;
+}
+
+// `script` with `points` added after its own actions at the same steps.
+std::vector<syntax::HostStep> with_points(std::vector<syntax::HostStep> script,
+                                          const std::vector<syntax::HostStep>& points) {
+  script.insert(script.end(), points.begin(), points.end());
+  std::stable_sort(script.begin(), script.end(),
+                   [](const auto& x, const auto& y) { return x.step < y.step; });
+  return script;
+}
+
+syntax::HostStep preempt_at(uint64_t step, int32_t core, syntax::PreemptFlow flow,
+                            std::string intruder = {}) {
+  syntax::HostStep h;
+  h.kind = syntax::HostKind::Preempt;
+  h.step = step;
+  h.core = core;
+  h.flow = flow;
+  h.intruder = std::move(intruder);
+  return h;
+}
+
+// A run of a loaded program on the reference with its trace, as the invariant
+// compares it: the outcome and every trace line (exec.trace.format).
+struct TracedRun {
+  exec::Outcome outcome;
+  std::vector<std::string> trace;
+  uint32_t preemptions = 0;
+  std::vector<uint8_t> image;
+};
+TracedRun traced_run(const std::shared_ptr<const exec::Program>& prog, bool baseline,
+                     const exec::PreemptFaults& faults = {}) {
+  TracedRun r;
+  Machine m(prog);
+  m.preempt().set_baseline(baseline);
+  m.preempt().set_faults(faults);
+  m.set_trace([&](const exec::TraceRecord& t) { r.trace.push_back(exec::format_trace(*prog, t)); });
+  r.outcome = m.run();
+  r.preemptions = m.preemptions();
+  r.image = m.last_image();
+  return r;
+}
+
+std::string trace_difference(const std::vector<std::string>& got,
+                             const std::vector<std::string>& want) {
+  if (got == want) return "";
+  size_t i = 0;
+  while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+  return "the trace differs at its line " + std::to_string(i + 1) + ": '" +
+         (i < got.size() ? got[i] : "<end>") + "' vs '" + (i < want.size() ? want[i] : "<end>") +
+         "'";
+}
+
+// oracle.invariant.preempt_transparency: the boundaries preempted. A launch of at
+// most kEveryBoundary steps is preempted at every boundary from 0 to its last
+// step; a longer one at one to three boundaries drawn from the seed.
+constexpr uint64_t kEveryBoundary = 24;
+
+std::vector<uint64_t> preemption_steps(uint64_t steps, uint64_t& state) {
+  std::vector<uint64_t> out;
+  if (steps <= kEveryBoundary) {
+    for (uint64_t k = 0; k < steps; ++k) out.push_back(k);
+  } else {
+    const uint64_t n = 1 + mix(state) % 3;
+    for (uint64_t i = 0; i < n; ++i) out.push_back(mix(state) % steps);
+    std::sort(out.begin(), out.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+Check preempt_transparency_with(const Program& p, const exec::PreemptFaults& faults,
+                                OracleContext& ctx) {
+  Check c;
+  const Program base = without_preemptions(p);
+  const std::string base_text = print(base);
+  auto a = load(base_text, c, base.host);
+  if (!a) return c;
+  const exec::Outcome plain = Machine(a->program).run();
+  if (!status_as_intended(base, runners::to_model(plain).status, "the program", c)) return c;
+  uint64_t state = ctx.seed;
+  const std::vector<uint64_t> steps = preemption_steps(plain.steps, state);
+  // Flow A at every chosen boundary, then flow B with an intruder that
+  // overwrites the SLM of the affected cores; for every core, or one core in
+  // turn when there are several (preempt.request, preempt.intruder).
+  for (const syntax::PreemptFlow flow : {syntax::PreemptFlow::A, syntax::PreemptFlow::B}) {
+    std::vector<syntax::HostStep> points;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const int32_t core = p.cores > 1 && mix(state) % 2
+                               ? static_cast<int32_t>(mix(state) % p.cores)
+                               : syntax::kAllCores;
+      points.push_back(preempt_at(steps[i], core, flow,
+                                  flow == syntax::PreemptFlow::B
+                                      ? intruder_text(p, core, static_cast<uint32_t>(mix(state)))
+                                      : std::string()));
+    }
+    // The program's own preemption points (oracle.model.preempt) stay.
+    Program q = base;
+    q.host = with_points(p.host, points);
+    const std::string text = print(q);
+    auto b = load(text, c, q.host);
+    if (!b) return c;
+    // The baseline: the same launch, its preemption actions boundaries only.
+    const TracedRun want = traced_run(b->program, true);
+    const TracedRun got = traced_run(b->program, false, faults);
+    c.counts["oracle:preemptions"] += got.preemptions;
+    c.expected = runners::to_model(want.outcome);
+    c.regression_text = text;
+    c.host = q.host;
+    const std::string how = std::string("preempted by flow ") +
+                            (flow == syntax::PreemptFlow::A ? "A" : "B") + " (" + describe(points) +
+                            ")";
+    // The baseline option must do nothing but keep the actions as boundaries:
+    // no preemption, and, where the script has no other action (a host action
+    // can be brought forward when no warp is ready, trap.host, and with a
+    // `tpause` that matters) and short of livelock detection (which starts after
+    // the last action), the outcome of the launch without them.
+    if (want.preemptions != 0 || !want.image.empty())
+      return failing("the baseline launch carried out a preemption");
+    if (base.host.empty() && plain.status != exec::Status::Livelock &&
+        want.outcome.status != exec::Status::Livelock &&
+        (!want.outcome.same_result(plain) || want.outcome.steps != plain.steps))
+      return failing("the baseline launch (preemptions as boundaries only) ends " +
+                     show(*c.expected) + ", the launch without them " +
+                     show(runners::to_model(plain)));
+    const model::Outcome g = runners::to_model(got.outcome);
+    std::string d = outcome_difference(*c.expected, g, p, "the launch not preempted");
+    if (d.empty() && got.outcome.steps != want.outcome.steps)
+      d = "steps are " + std::to_string(got.outcome.steps) + ", the launch not preempted says " +
+          std::to_string(want.outcome.steps);
+    if (d.empty()) d = trace_difference(got.trace, want.trace);
+    if (!d.empty()) return c.ok = false, c.message = how + ": " + d, c;
+  }
+  return c;
+}
+
+namespace {
+
+// Zeroes an image's host script position (preempt.image.fixed), which a second
+// save at the same boundary has moved past the action that made it.
+std::optional<uint32_t> strip_position(std::vector<uint8_t>& bytes) {
+  auto img = exec::read_image(bytes);
+  auto* content = std::get_if<exec::ImageContent>(&img);
+  if (!content) return std::nullopt;
+  const uint64_t off = content->layout.sched_offset() + 24;
+  exec::put_u32(bytes, off, 0);
+  return content->fixed.host_next;
+}
+
+// oracle.invariant.preempt_transparency
+Check preempt_transparency(const Program& p, const std::string&, OracleContext& ctx) {
+  return preempt_transparency_with(p, exec::PreemptFaults{}, ctx);
+}
+
+// oracle.invariant.image_stable: at a boundary k drawn from the seed, for every
+// core or one: the image of one save (a flow-A preemption at k) and that of a
+// second save right after it (two actions at k) are the same bytes but the host
+// script position, one further; a launch started from the first image (flow C,
+// for every core) with the second action due at its first boundary
+// (preempt.restore.request) saves the same bytes again and ends as the launch
+// that wrote it.
+Check image_stable(const Program& p, const std::string&, OracleContext& ctx) {
+  Check c;
+  const Program base = without_preemptions(p);
+  auto a = load(print(base), c, base.host);
+  if (!a) return c;
+  const exec::Outcome plain = Machine(a->program).run();
+  if (!status_as_intended(base, runners::to_model(plain).status, "the program", c)) return c;
+  if (plain.steps == 0) return c;  // no boundary before the end
+  uint64_t state = ctx.seed;
+  const uint64_t k = mix(state) % plain.steps;
+  const int32_t core = p.cores > 1 && mix(state) % 2 ? static_cast<int32_t>(mix(state) % p.cores)
+                                                     : syntax::kAllCores;
+  Program once = base, twice = base;
+  once.host = with_points(base.host, {preempt_at(k, core, syntax::PreemptFlow::A)});
+  twice.host = with_points(base.host, {preempt_at(k, core, syntax::PreemptFlow::A),
+                                       preempt_at(k, core, syntax::PreemptFlow::A)});
+  const std::string text = print(twice);
+  auto b1 = load(print(once), c, once.host);
+  if (!b1) return c;
+  auto b2 = load(text, c, twice.host);
+  if (!b2) return c;
+  c.regression_text = text;
+  c.host = twice.host;
+  const TracedRun r1 = traced_run(b1->program, false), r2 = traced_run(b2->program, false);
+  c.expected = runners::to_model(r2.outcome);
+  const std::string where =
+      "preempted at step " + std::to_string(k) + " (core " +
+      (core == syntax::kAllCores ? std::string("all") : std::to_string(core)) + ")";
+  if (r1.preemptions != 1 || r2.preemptions != 2)
+    return failing(where + ": " + std::to_string(r1.preemptions) + " and " +
+                   std::to_string(r2.preemptions) + " preemptions carried out, not 1 and 2");
+  std::vector<uint8_t> i1 = r1.image, i2 = r2.image;
+  const auto p1 = strip_position(i1), p2 = strip_position(i2);
+  if (!p1 || !p2) return failing(where + ": the reference wrote an image it cannot read");
+  auto first_difference = [&](const std::vector<uint8_t>& x, const std::vector<uint8_t>& y) {
+    auto content = std::get<exec::ImageContent>(exec::read_image(x));
+    size_t i = 0;
+    while (i < x.size() && i < y.size() && x[i] == y[i]) ++i;
+    return x.size() != y.size() ? "their sizes differ (" + std::to_string(x.size()) + " and " +
+                                      std::to_string(y.size()) + " bytes)"
+                                : "byte " + std::to_string(i) + " (" +
+                                      exec::describe_image_offset(content, i) + ") differs";
+  };
+  if (i1 != i2)
+    return c.ok = false,
+           c.message = where + ": saved twice with no step between, the images differ: " +
+                       first_difference(i1, i2),
+           c;
+  if (*p2 != *p1 + 1)
+    return c.ok = false,
+           c.message = where + ": the second image's host script position is " +
+                       std::to_string(*p2) + ", the first's " + std::to_string(*p1),
+           c;
+  if (core != syntax::kAllCores) return c;
+  // Save, restore, save: flow C from the first image, the second action due.
+  Machine m(b2->program);
+  if (auto err = m.start_from_image(r1.image))
+    return failing(where + ": the reference rejects its own image: " + err->text());
+  const exec::Outcome oc = m.run();
+  std::vector<uint8_t> i3 = m.last_image();
+  strip_position(i3);
+  if (m.preemptions() != 1)
+    return c.ok = false,
+           c.message = where + ": the launch started from the image did not save again", c;
+  if (i3 != i1)
+    return c.ok = false,
+           c.message = where + ": saved, restored (flow C) and saved again, the images differ: " +
+                       first_difference(i1, i3),
+           c;
+  if (!oc.same_result(r2.outcome) || oc.steps != r2.outcome.steps)
+    return c.ok = false,
+           c.message = where + ": the launch started from the image ends " +
+                       show(runners::to_model(oc)) + ", the launch that wrote it " +
+                       show(*c.expected),
+           c;
+  return c;
+}
+
+// oracle.invariant.image_exchange: runner.preempt for a generated program: one
+// flow-A preemption of every core at a boundary drawn from the seed; the
+// implementation's image restored on the reference and the reference's on the
+// implementation (flow C, the same program, configuration and host script) end
+// with the reference's outcome of the preempted launch.
+Check image_exchange(const Program& p, const std::string&, OracleContext& ctx) {
+  Check c;
+  if (!ctx.runner) return failing("image-exchange needs an implementation to compare (--runner)");
+  const Program base = without_preemptions(p);
+  auto a = load(print(base), c, base.host);
+  if (!a) return c;
+  const exec::Outcome plain = Machine(a->program).run();
+  if (!status_as_intended(base, runners::to_model(plain).status, "the program", c)) return c;
+  if (plain.steps == 0) return c;
+  uint64_t state = ctx.seed;
+  const uint64_t k = mix(state) % plain.steps;
+  Program q = base;
+  q.host = with_points(base.host, {preempt_at(k, syntax::kAllCores, syntax::PreemptFlow::A)});
+  const std::string text = print(q);
+  auto b = load(text, c, q.host);
+  if (!b) return c;
+  c.regression_text = text;
+  c.host = q.host;
+  runners::RunRequest req = runner_request(*b, text, q.host);
+  req.image = true;
+  if (!ctx.runner->capabilities().extras.count("preempt.image")) {
+    c.unsupported = "the runner lacks preempt.image";
+    return c;
+  }
+  if (!runnable(*b, req, ctx, c)) return c;
+  runners::RunResult ref = runners::run_reference(req);
+  c.expected = ref.outcome;
+  if (!ref.image) return failing("the reference returned no image of its preemption");
+  runners::RunResult got = ctx.runner->run(req);
+  if (got.kind == runners::RunResult::Kind::Unsupported) {
+    c.unsupported = "the implementation: " + got.message;
+    return c;
+  }
+  if (got.kind == runners::RunResult::Kind::Error)
+    return c.ok = false, c.message = run_error(*ctx.runner, got), c;
+  harness::Layout l;
+  l.wave = p.wave;
+  l.simd = p.wave;
+  l.warps = p.warps;
+  l.workgroups = p.workgroups;
+  harness::Verdict v = harness::compare_with_reference(ref, got, l);
+  if (!v.ok) return c.ok = false, c.message = ctx.runner->name() + ": " + v.message, c;
+  if (!got.image)
+    return c.ok = false, c.message = ctx.runner->name() + " returned no image of its preemption", c;
+  // runner.preempt: byte-exact images, the first difference named by its field.
+  harness::Verdict bytes = harness::compare_images(ref, got);
+  if (!bytes.ok) return c.ok = false, c.message = ctx.runner->name() + ": " + bytes.message, c;
+  for (int side = 0; side < 2; ++side) {
+    runners::RunRequest from = req;
+    from.image = false;
+    from.restore = side == 0 ? *got.image : *ref.image;
+    runners::RunResult r = side == 0 ? runners::run_reference(from) : ctx.runner->run(from);
+    const std::string who = side == 0 ? "the implementation's image restored on the reference"
+                                      : "the reference's image restored on the implementation";
+    if (r.kind == runners::RunResult::Kind::Error)
+      return c.ok = false, c.message = who + ": " + r.message, c;
+    if (r.kind == runners::RunResult::Kind::Rejected)
+      return c.ok = false, c.message = who + ": rejected: " + r.message, c;
+    harness::Verdict x = harness::compare_with_reference(ref, r, l);
+    if (!x.ok) return c.ok = false, c.message = who + ": " + x.message, c;
+  }
+  return c;
 }
 
 // oracle.invariant.trap_transparency: interrupts at steps of the run, taken by a
@@ -1274,7 +1591,8 @@ const std::vector<Invariant>& invariants() {
        .runner_optional = true,
        .handler_share = 1,
        .region_share = 1,
-       .region_strict = false},
+       .region_strict = false,
+       .preempt_share = 1},
       {.name = "scheduler",
        .clauses = {"exec.sched.independence"},
        .check = scheduler,
@@ -1289,7 +1607,8 @@ const std::vector<Invariant>& invariants() {
        .region_share = 1,
        .region_strict = false,
        .host_share = 1,
-       .spin_share = 1},
+       .spin_share = 1,
+       .preempt_share = 1},
       {.name = "expansion",
        .clauses = {"branch.struct.expand"},
        .check = expansion,
@@ -1349,7 +1668,8 @@ const std::vector<Invariant>& invariants() {
        .trap_always = true,
        .region_share = 1,
        .region_strict = false,
-       .host_share = 1},
+       .host_share = 1,
+       .preempt_share = 1},
       {.name = "host-script",
        .clauses = {"trap.host", "trap.boundary", "trap.entry", "trap.frame", "trap.join",
                    "trap.pause", "trap.host.resume", "trap.single_step", "trap.vector",
@@ -1357,7 +1677,8 @@ const std::vector<Invariant>& invariants() {
        .check = host_script,
        .runner_optional = true,
        .interrupts = true,
-       .host_share = 4},
+       .host_share = 4,
+       .preempt_share = 1},
       {.name = "mode-equivalence",
        .clauses = {"wave.enter", "wave.exit", "wave.union", "wave.scalar", "wave.shared"},
        .check = mode_equivalence,
@@ -1390,6 +1711,36 @@ const std::vector<Invariant>& invariants() {
        .region_share = 4,
        .shapes = region_shapes(),
        .modesel_safe = true},
+      {.name = "preempt-transparency",
+       .clauses = {"preempt.transparency", "preempt.steps", "preempt.flow.a", "preempt.flow.b",
+                   "preempt.intruder", "preempt.slm", "preempt.stop", "preempt.barrier",
+                   "preempt.sched"},
+       .check = preempt_transparency,
+       .handler_share = 1,
+       .interrupts = true,
+       .region_share = 1,
+       .region_strict = false,
+       .host_share = 1,
+       .spin_share = 1,
+       .preempt_share = 4},
+      {.name = "image-stable",
+       .clauses = {"preempt.save", "preempt.restore", "preempt.restore.request", "preempt.flow.c",
+                   "preempt.image"},
+       .check = image_stable,
+       .handler_share = 1,
+       .interrupts = true,
+       .region_share = 1,
+       .region_strict = false,
+       .host_share = 1},
+      {.name = "image-exchange",
+       .clauses = {"runner.preempt", "preempt.image", "preempt.flow.c", "preempt.transparency"},
+       .check = image_exchange,
+       .needs_runner = true,
+       .handler_share = 1,
+       .interrupts = true,
+       .region_share = 1,
+       .region_strict = false,
+       .host_share = 1},
       {.name = "differential",
        .clauses = {"exec.outcome"},
        .check = differential,
@@ -1399,7 +1750,8 @@ const std::vector<Invariant>& invariants() {
        .interrupts = true,
        .region_share = 1,
        .region_strict = false,
-       .host_share = 1},
+       .host_share = 1,
+       .preempt_share = 2},
   };
   return all;
 }

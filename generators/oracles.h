@@ -96,6 +96,8 @@ struct Invariant {
   uint32_t host_share = 0;
   // oracle.model.spin: of 4 programs, how many end in a spin (exits allowed).
   uint32_t spin_share = 0;
+  // oracle.model.preempt: of 4 programs, how many carry preemption points.
+  uint32_t preempt_share = 0;
 };
 
 // The status a generated program is meant to end with (oracle.invariant.status):
@@ -111,6 +113,12 @@ std::string allornone_problem(const exec::Machine& m);
 // and `handler_code`) in place of the one that only returns: for tests that
 // show the invariant failing on a handler that is not transparent.
 Check trap_transparency_with(const Program& p, const Program& with, OracleContext& ctx);
+
+// oracle.invariant.preempt_transparency with the preempted launches run under
+// `faults` (the baseline never is): for tests that show the invariant finding
+// each planted preemption fault, so that the baseline cannot hide one.
+Check preempt_transparency_with(const Program& p, const exec::PreemptFaults& faults,
+                                OracleContext& ctx);
 
 // oracle.invariant.structured with a deliberately wrong evaluator (warp_eval.h,
 // EvalOptions): for tests that show the invariant failing.

@@ -7,6 +7,7 @@
 #include "generate.h"
 #include "isa/isa.h"
 #include "pools.h"
+#include "sysroutine.h"
 
 namespace simt::gen {
 
@@ -371,6 +372,10 @@ class Printer {
                                                       static_cast<int>(p.functions.size()));
         out_ += "\n";
       }
+    // oracle.model.preempt: the standard system routine's entries (preempt.routine).
+    if (preempts(p))
+      out_ += ".sys_save " + std::string(kSysSaveLabel) + "\n.sys_restore " +
+              std::string(kSysRestoreLabel) + "\n";
     const bool exchange = uses(p, Kind::Exchange);
     const bool shared =
         uses(p, Kind::SharedStore) || uses(p, Kind::SharedLoad) || uses(p, Kind::Atomic);
@@ -460,6 +465,9 @@ class Printer {
       for (const std::string& t : log_lines(p, log_kind(l))) line(t);
     }
     if (layout_) layout_->size = pc_;
+    // oracle.model.preempt: the library's routine, verbatim, after all other code
+    // (no user or handler code runs into it: it follows an exit, ret or tret).
+    if (preempts(p)) out_ += kSysRoutine;
     if (p.line_end == Program::LineEnd::LF) return out_;
     const std::string eol = p.line_end == Program::LineEnd::CR ? "\r" : "\r\n";
     std::string text;
@@ -1166,6 +1174,34 @@ bool uses(const std::vector<Stmt>& b, Kind k) {
 }
 bool uses(const Program& p, Kind k) {
   return any_statement(p, [k](const Stmt& s) { return s.kind == k; });
+}
+
+bool preempts(const Program& p) {
+  return preemption_points(p) > 0;
+}
+
+size_t preemption_points(const Program& p) {
+  return static_cast<size_t>(std::count_if(p.host.begin(), p.host.end(), [](const auto& h) {
+    return h.kind == syntax::HostKind::Preempt;
+  }));
+}
+
+size_t sys_routine_instructions() {
+  static const size_t n = [] {
+    size_t count = 0;
+    std::string_view t = kSysRoutine;
+    while (!t.empty()) {
+      const size_t eol = t.find('\n');
+      std::string_view l = t.substr(0, eol);
+      t = eol == std::string_view::npos ? std::string_view{} : t.substr(eol + 1);
+      l = l.substr(0, l.find(';'));
+      while (!l.empty() && (l.back() == ' ' || l.back() == '\r')) l.remove_suffix(1);
+      while (!l.empty() && l.front() == ' ') l.remove_prefix(1);
+      if (!l.empty() && !l.ends_with(':')) ++count;
+    }
+    return count;
+  }();
+  return n;
 }
 
 bool uses_trap(const Program& p, TrapKind k) {

@@ -369,6 +369,15 @@ std::string region_problem(const Program& p);
 // The program with every region replaced by its body and no `.vshared`
 // (the shared temporaries become private registers): normal mode.
 Program without_regions(const Program& p);
+// oracle.model.preempt: whether p's host script has a preemption point (a
+// `preempt` action); such a program prints `.sys_save`/`.sys_restore` and the
+// standard system routine (sysroutine.h) after all its other code.
+bool preempts(const Program& p);
+// The number of preemption points in p's host script.
+size_t preemption_points(const Program& p);
+// The instructions of the standard system routine (not the application's:
+// oracle.shrink counts the application's only).
+size_t sys_routine_instructions();
 // Whether a trap statement of kind k appears in p.
 bool uses_trap(const Program& p, TrapKind k);
 // Whether a statement of p raises an event (trap or sys statements).

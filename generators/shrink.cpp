@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "exec/machine.h"
 #include "host/host.h"
 
 namespace simt::gen {
@@ -86,6 +87,19 @@ void privatise(Stmt& s) {
 
 void resize_input(Program& p) {
   if (!p.input.empty()) p.input.resize(p.threads(), 0);
+}
+
+// The steps of p's launch on the reference, without its preemption points (they
+// change no step, preempt.steps); nothing if it does not load.
+std::optional<uint64_t> run_steps(const Program& p) {
+  host::LoadOptions opt;
+  for (const auto& h : p.host)
+    if (h.kind != syntax::HostKind::Preempt) opt.host.push_back(h);
+  Program q = p;
+  q.host = opt.host;
+  auto r = host::load(print(q), opt);
+  if (!r.loaded) return std::nullopt;
+  return exec::Machine(r.loaded->program).run().steps;
 }
 
 }  // namespace
@@ -185,15 +199,44 @@ std::vector<Program> simplifications(const Program& p) {
     with([i](Program& q) {
       if (q.host[i].kind == syntax::HostKind::BindTba) q.host[i].name = "log_ret";
     });
+    // oracle.shrink: a preemption by flow A instead of B, without its intruder.
+    if (p.host[i].kind == syntax::HostKind::Preempt && !p.host[i].intruder.empty())
+      with([i](Program& q) { q.host[i].intruder.clear(); });
+    if (p.host[i].kind == syntax::HostKind::Preempt && p.host[i].flow == syntax::PreemptFlow::B)
+      with([i](Program& q) {
+        q.host[i].flow = syntax::PreemptFlow::A;
+        q.host[i].intruder.clear();
+      });
+    // Halfway to the action before it (moving earlier in smaller steps).
+    const uint64_t before = i ? p.host[i - 1].step : 0;
+    if (p.host[i].step > before + 1)
+      with([i, before](Program& q) { q.host[i].step = before + (q.host[i].step - before) / 2; });
   }
+  // oracle.shrink: removing code that runs before a preemption point moves the
+  // boundary it needs earlier. So for a program with preemption points each
+  // removal is also tried with every host action moved earlier by the steps the
+  // removal saves (on the reference), keeping them in order.
+  const std::optional<uint64_t> had = preempts(p) ? run_steps(p) : std::nullopt;
+  const uint64_t steps = had.value_or(0);
+  auto removing = [&](auto&& edit) {
+    const size_t before = out.size();
+    with(edit);
+    if (!had || out.size() == before) return;
+    Program q = out.back();
+    const uint64_t now = run_steps(q).value_or(steps);
+    if (now >= steps) return;
+    const uint64_t saved = steps - now;
+    for (auto& h : q.host) h.step = h.step > saved ? h.step - saved : 0;
+    if (!(q == out.back())) out.push_back(std::move(q));
+  };
   // Whole functions, then statements (outermost first), then hoisting bodies.
   for (size_t f = p.functions.size(); f-- > 0;)
-    with([f](Program& q) {
+    removing([f](Program& q) {
       q.functions.erase(q.functions.begin() + static_cast<std::ptrdiff_t>(f));
     });
   auto stmts = all_statements(p);
   for (const auto& w : stmts)
-    with([&](Program& q) {
+    removing([&](Program& q) {
       auto& l = list_at(q, w);
       l.erase(l.begin() + static_cast<std::ptrdiff_t>(w.index));
     });
@@ -376,8 +419,13 @@ std::vector<Program> simplifications(const Program& p) {
 }
 
 size_t instruction_count(const Program& p) {
+  // oracle.shrink: the application's instructions; the system routine of a
+  // program with preemption points is library code, not counted.
   auto r = host::load(print(p));
-  return r.loaded ? r.loaded->program->size() : 0;
+  if (!r.loaded) return 0;
+  const size_t n = r.loaded->program->size(),
+               routine = preempts(p) ? sys_routine_instructions() : 0;
+  return n > routine ? n - routine : 0;
 }
 
 Program shrink(const Program& p, const FailsFn& fails, size_t max_attempts, ShrinkStats* stats,

@@ -252,7 +252,9 @@ class Launch {
       return r;
     }
     // Host actions come at step counts, which the evaluator does not keep.
-    if (!p_.host.empty()) {
+    // Preemption points need no model: a preemption changes nothing the program
+    // shows (preempt.transparency, checked by its own invariant).
+    if (preemption_points(p_) != p_.host.size()) {
       r.error = "the program has a host script";
       return r;
     }
