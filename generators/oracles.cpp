@@ -778,7 +778,9 @@ Check preempt_transparency(const Program& p, const std::string&, OracleContext& 
 // for every core) with the second action due at its first boundary
 // (preempt.restore.request) saves the same bytes again and ends as the launch
 // that wrote it.
-Check image_stable(const Program& p, const std::string&, OracleContext& ctx) {
+}  // namespace
+
+Check image_stable_with(const Program& p, const exec::PreemptFaults& faults, OracleContext& ctx) {
   Check c;
   const Program base = without_preemptions(p);
   auto a = load(print(base), c, base.host);
@@ -801,7 +803,8 @@ Check image_stable(const Program& p, const std::string&, OracleContext& ctx) {
   if (!b2) return c;
   c.regression_text = text;
   c.host = twice.host;
-  const TracedRun r1 = traced_run(b1->program, false), r2 = traced_run(b2->program, false);
+  const TracedRun r1 = traced_run(b1->program, false, faults),
+                  r2 = traced_run(b2->program, false, faults);
   c.expected = runners::to_model(r2.outcome);
   const std::string where =
       "preempted at step " + std::to_string(k) + " (core " +
@@ -834,6 +837,7 @@ Check image_stable(const Program& p, const std::string&, OracleContext& ctx) {
   if (core != syntax::kAllCores) return c;
   // Save, restore, save: flow C from the first image, the second action due.
   Machine m(b2->program);
+  m.preempt().set_faults(faults);
   if (auto err = m.start_from_image(r1.image))
     return failing(where + ": the reference rejects its own image: " + err->text());
   const exec::Outcome oc = m.run();
@@ -854,6 +858,12 @@ Check image_stable(const Program& p, const std::string&, OracleContext& ctx) {
                        show(*c.expected),
            c;
   return c;
+}
+
+namespace {
+
+Check image_stable(const Program& p, const std::string&, OracleContext& ctx) {
+  return image_stable_with(p, exec::PreemptFaults{}, ctx);
 }
 
 // oracle.invariant.image_exchange: runner.preempt for a generated program: one

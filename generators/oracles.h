@@ -120,6 +120,9 @@ Check trap_transparency_with(const Program& p, const Program& with, OracleContex
 Check preempt_transparency_with(const Program& p, const exec::PreemptFaults& faults,
                                 OracleContext& ctx);
 
+// oracle.invariant.image_stable with every launch under `faults`.
+Check image_stable_with(const Program& p, const exec::PreemptFaults& faults, OracleContext& ctx);
+
 // oracle.invariant.structured with a deliberately wrong evaluator (warp_eval.h,
 // EvalOptions): for tests that show the invariant failing.
 struct EvalOptions;

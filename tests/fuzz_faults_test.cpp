@@ -38,6 +38,20 @@ const char* const kTrapFaults[] = {"esr-bystander",   "barrier-count-kept", "sys
 const char* const kWaveFaults[] = {"empty-part-not-skipped", "shared-private",
                                    "scalar-once-per-region"};
 
+// The preemption chapter's planted faults (runners/faulty/README.md): found by
+// the differential invariant through programs with preemption points
+// (oracle.model.preempt) and shrunk to at most 15 application instructions (the
+// system routine is not counted, oracle.shrink).
+const char* const kPreemptFaults[] = {"preempt-mstack-lost", "preempt-cursor-lost",
+                                      "preempt-slm-not-restored", "preempt-part-restart",
+                                      "preempt-barrier-unwound"};
+
+bool preempt_fault(const std::string& fault) {
+  for (const char* f : kPreemptFaults)
+    if (fault == f) return true;
+  return false;
+}
+
 bool wave_fault(const std::string& fault) {
   for (const char* f : kWaveFaults)
     if (fault == f) return true;
@@ -56,6 +70,7 @@ size_t max_instructions(const std::string& invariant, const std::string& fault) 
   for (const char* f : kTrapFaults)
     if (fault == f) return 15;
   if (wave_fault(fault)) return 12;
+  if (preempt_fault(fault)) return 15;
   const bool plain = invariant == "differential" || invariant == "structured";
   return plain && fault != "shfl-stale" ? 12 : 16;
 }
@@ -189,6 +204,7 @@ std::vector<Case> cases() {
   out.push_back({"atomic-broadcast", "atom-broadcast-inactive"});
   for (const char* f : kTrapFaults) out.push_back({"differential", f});
   for (const char* f : kWaveFaults) out.push_back({"differential", f});
+  for (const char* f : kPreemptFaults) out.push_back({"differential", f});
   return out;
 }
 
@@ -253,6 +269,42 @@ TEST_F(FuzzCommand, DifferentialFindsEveryPlantedFault) {
     auto r2 = simtspec(again + " --out " + test::shell_quote((out / "again").string()));
     EXPECT_EQ(r2.code, 1) << again << "\n" << r2.out << r2.err;
     EXPECT_NE(r2.out.find("differential: FAILED on program seed"), std::string::npos) << r2.out;
+  }
+}
+
+// oracle.model.preempt, oracle.invariant.differential, oracle.shrink: `simtspec
+// fuzz --invariant differential` finds each planted preemption fault within 2000
+// programs (with seed 20261122 the last, preempt-barrier-unwound, at its 1366th)
+// and shrinks it to at most 15 application instructions (the routine's are not
+// counted).
+TEST_F(FuzzCommand, DifferentialFindsEveryPreemptionFault) {
+  for (const char* fault : kPreemptFaults) {
+    SCOPED_TRACE(fault);
+    const fs::path runner = dir() / (std::string(fault) + ".toml");
+    const fs::path out = dir() / (std::string("regress_") + fault);
+    test::write_all(runner, test::faulty_runner_toml(fault));
+    auto r =
+        simtspec("fuzz --invariant differential --seed 20261122 --count 2000 --jobs 2 --runner " +
+                 test::shell_quote(runner.string()) + " --out " + test::shell_quote(out.string()));
+    ASSERT_TRUE(r.exited);
+    ASSERT_EQ(r.code, 1) << r.out << r.err;
+    const std::string shrunk = "differential: shrunk to ";
+    auto at = r.out.find(shrunk);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const int instructions = std::atoi(r.out.c_str() + at + shrunk.size());
+    EXPECT_GE(instructions, 1) << r.out;
+    EXPECT_LE(instructions, 15) << r.out;
+    // The summary counts the preempted programs (oracle.fuzz.stats).
+    EXPECT_NE(r.out.find(" preempted ("), std::string::npos) << r.out;
+    // The regression test carries its preemption points as [[host]].
+    std::vector<fs::path> files;
+    if (fs::exists(out))
+      for (const auto& e : fs::directory_iterator(out))
+        if (e.path().extension() == ".simt") files.push_back(e.path());
+    ASSERT_EQ(files.size(), 1u) << r.out;
+    const std::string test_text = test::read_all(files[0]);
+    EXPECT_NE(test_text.find("; action = \"preempt\""), std::string::npos) << test_text;
+    EXPECT_NE(test_text.find(".sys_save sys_save"), std::string::npos) << test_text;
   }
 }
 
