@@ -92,11 +92,12 @@ std::string describe(const CtxPart& p) {
   std::string s(isa::ctx_field_name(p.field));
   const bool reg = p.field == isa::CtxField::Vregs || p.field == isa::CtxField::Sregs ||
                    p.field == isa::CtxField::Preds;
+  // A register by the field's name and its own: "vregs v3", "preds p1".
   if (reg && p.index >= 0) {
-    s = (p.field == isa::CtxField::Vregs   ? "v"
-         : p.field == isa::CtxField::Sregs ? "s"
-                                           : "p") +
-        std::to_string(p.index);
+    s += std::string(p.field == isa::CtxField::Vregs   ? " v"
+                     : p.field == isa::CtxField::Sregs ? " s"
+                                                       : " p") +
+         std::to_string(p.index);
   }
   if (p.part) {
     std::string part(p.part);
@@ -453,9 +454,9 @@ std::string describe_image_offset(const ImageContent& img, uint64_t off) {
   const ImageLayout& L = img.layout;
   const std::string at = " (byte " + std::to_string(off) + ")";
   static const std::pair<uint64_t, const char*> kHeader[] = {
-      {0, "header magic"},        {8, "header version"},      {12, "header size"},
-      {16, "header total size"},  {24, "header core set"},    {32, "header instructions"},
-      {36, "header buffers"},     {40, "header slot size"},   {44, "header settings"}};
+      {0, "header magic"},       {8, "header version"},    {12, "header size"},
+      {16, "header total size"}, {24, "header core set"},  {32, "header instructions"},
+      {36, "header buffers"},    {40, "header slot size"}, {44, "header settings"}};
   if (off < kImageHeaderFixed) {
     const char* name = "header";
     for (const auto& [o, n] : kHeader)
@@ -503,9 +504,14 @@ std::string describe_image_offset(const ImageContent& img, uint64_t off) {
     return name + at;
   }
   if (off < L.pending_offset()) {
-    static const char* kCore[] = {"ESR",        "TGID",       "TBA",
-                                  "TBA installed", "single-step flag", "round open",
-                                  "resume outstanding", "pending interrupts"};
+    static const char* kCore[] = {"ESR",
+                                  "TGID",
+                                  "TBA",
+                                  "TBA installed",
+                                  "single-step flag",
+                                  "round open",
+                                  "resume outstanding",
+                                  "pending interrupts"};
     const uint64_t rel = off - L.cores_offset();
     return "core " + std::to_string(L.cores[rel / kCoreRecord]) + " " +
            kCore[(rel % kCoreRecord) / 4] + at;
