@@ -141,6 +141,15 @@ constexpr Excluded kUnpooled[] = {
     {Op::VCall, "written for a vcall statement (Kind::VCall)"},
     {Op::SubvBegin, "opens a printed sub-vector region (Kind::Region)"},
     {Op::SubvEnd, "closes a printed sub-vector region (Kind::Region)"},
+// preempt.valid.mode: system instructions stand only in system code, which the
+// suite's library routine (suites/lib/sysroutine.simtlib) writes; generated code is
+// user and handler code.
+#define SIMT_CTX_FIELD(id, name, summary)                                                     \
+  {Op::CtxSave##id, "system code only, written by the library routine (sysroutine.simtlib)"}, \
+      {Op::CtxLoad##id, "system code only, written by the library routine (sysroutine.simtlib)"},
+#include "isa/context.def"
+#undef SIMT_CTX_FIELD
+    {Op::SysRet, "system code only, written by the library routine (sysroutine.simtlib)"},
 };
 
 std::vector<Op> members(const Pool& p) {

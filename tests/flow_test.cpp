@@ -113,8 +113,23 @@ TEST(FlowTable, EveryKindAndModeHasARowAndADistinctName) {
   EXPECT_FALSE(mode_names.contains("?"));
 }
 
+// preempt.valid.mode names the system instructions: `ctx.save.F`, `ctx.load.F` and
+// `sysret`, with F each field preempt.ctx lists.
+Names system_instructions() {
+  const std::string list =
+      part(clause_text("preempt.md", "preempt.valid.mode"), "only system instructions (", ")");
+  const std::string fields = part(clause_text("preempt.md", "preempt.ctx"),
+                                  "The fields F are those of the slot table:", ". Executed");
+  Names out = mnemonics_in(list);
+  static const std::regex tmpl("`([a-z.]+)\\.F`"), field("`([a-z]+)`");
+  for (std::sregex_iterator t(list.begin(), list.end(), tmpl), end; t != end; ++t)
+    for (std::sregex_iterator f(fields.begin(), fields.end(), field); f != end; ++f)
+      out.insert((*t)[1].str() + "." + (*f)[1].str());
+  return out;
+}
+
 // trap.valid.mode and wave.valid.handler name the instructions that user code or
-// handler code may not hold.
+// handler code may not hold; preempt.valid.mode those that only system code holds.
 TEST(FlowSpec, ModeColumnIsWhatTrapValidModeAndWaveValidHandlerSay) {
   const std::string mode = clause_text("trap.md", "trap.valid.mode");
   const Names handler_only = mnemonics_in(part(mode, "", "not user code"));
@@ -125,7 +140,11 @@ TEST(FlowSpec, ModeColumnIsWhatTrapValidModeAndWaveValidHandlerSay) {
   EXPECT_EQ(rows([](auto& r) { return r.mode == Mode::Handler; }), handler_only);
   EXPECT_EQ(rows([](auto& r) { return r.mode == Mode::User; }), user_only);
   EXPECT_EQ(rows([](auto& r) { return r.mode == Mode::Switch; }), switching);
-  EXPECT_EQ(user_only.size() + switching.size() + handler_only.size(),
+  const Names system = system_instructions();
+  EXPECT_EQ(system.size(), 2 * isa::kCtxFieldCount + 1);
+  EXPECT_TRUE(system.contains("sysret"));
+  EXPECT_EQ(rows([](auto& r) { return r.mode == Mode::System; }), system);
+  EXPECT_EQ(user_only.size() + switching.size() + handler_only.size() + system.size(),
             rows([](auto& r) { return r.mode != Mode::Any; }).size());
 }
 
@@ -222,7 +241,8 @@ TEST(FlowSpec, EdgesAreWhatWaveValidBranchSays) {
 
 // valid.flow.end: "An `exit` ends the path in the entry context when no entry of
 // that context is open"; trap.valid.mode: "`tret` and `tpause` end a path";
-// valid.flow.ret: `ret` ends a called context's path.
+// valid.flow.ret: `ret` ends a called context's path; preempt.valid.mode: "`sysret` ends a
+// path" of system code.
 TEST(FlowSpec, PathEndsAreWhatValidFlowEndAndTrapValidModeSay) {
   EXPECT_EQ(rows([](const isa::OpInfo& r) {
               return flow::in_context(r.control, true).next !=
@@ -237,6 +257,8 @@ TEST(FlowSpec, PathEndsAreWhatValidFlowEndAndTrapValidModeSay) {
       rows([&](const isa::OpInfo& r) { return no_edges(flow::in_context(r.control, false)); }),
       mnemonics_in(
           part(clause_text("trap.md", "trap.valid.mode"), "([valid.flow.calls])", "end a path")) |
+          mnemonics_in(part(clause_text("preempt.md", "preempt.valid.mode"),
+                            "a context of its own in which", "ends a path")) |
           Names{"ret"});
   EXPECT_EQ(rows([&](const isa::OpInfo& r) { return flow::in_program(r.control, false).returns; }),
             Names{"ret"});

@@ -1662,5 +1662,271 @@ TEST(Results, StreamReadsBackAndSurvivesTruncation) {
   fs::remove_all(dir);
 }
 
+
+// ---- preemption: protocol 1.2, the image expectation, images compared and exchanged ----
+
+// A test whose launch is preempted (flow B, an intruder that overwrites SLM) at a
+// step at which the round-robin cursor is 1, with its image compared.
+std::string preempt_test(const std::string& expect_image) {
+  std::string sys = R"(sys_save:
+    ctx.save.vregs
+    ctx.save.sregs
+    ctx.save.preds
+    ctx.save.pc
+    ctx.save.exec
+    ctx.save.live
+    ctx.save.status
+    ctx.save.sp
+    ctx.save.mode
+    ctx.save.mstack
+    ctx.save.pcstack
+    ctx.save.handler
+    ctx.save.owed
+    sysret
+sys_restore:
+    ctx.load.vregs
+    ctx.load.sregs
+    ctx.load.preds
+    ctx.load.pc
+    ctx.load.exec
+    ctx.load.live
+    ctx.load.status
+    ctx.load.sp
+    ctx.load.mode
+    ctx.load.mstack
+    ctx.load.pcstack
+    ctx.load.handler
+    ctx.load.owed
+    sysret
+)";
+  return R"(; simtspec-test 1
+; id = "demo.preempted"
+; title = "two warps keep values in SLM across a preemption whose intruder overwrites SLM"
+; clauses = ["preempt.flow.b"]
+; features = ["alu", "mem", "preempt"]
+; [matrix]
+; wave = [8]
+; [expect]
+; status = "completed"
+; [expect.buffers.out]
+; each = "lane + 10"
+)" + expect_image +
+         R"(; [[host]]
+; step = 15
+; action = "preempt"
+; flow = "B"
+; intruder = """
+; .slm 64
+; .wave 8
+; .buffer d u32[1] out
+;     shl v1, %lane, 2
+;     st slm[v1], 5
+;     st slm[v1 + 32], 5
+;     exit
+; """
+.warps 2
+.slm 64
+.max_steps 1000000
+.sys_save sys_save
+.sys_restore sys_restore
+.buffer out u32[16] out
+    mov v1, %lane
+    add v1, v1, 10
+    shl s1, %warp, 5
+    shl v4, %lane, 2
+    add v4, v4, s1
+    st slm[v4], v1
+    nop
+    nop
+    nop
+    nop
+    ld v2, slm[v4]
+    mul v3, %warp, 8
+    add v3, v3, %lane
+    shl v3, v3, 2
+    st out[v3], v2
+    exit
+)" + sys;
+}
+
+TEST(Preempt, Base64RoundTripsAndRejectsWhatIsNotBase64) {
+  EXPECT_EQ(runners::base64_encode({}), "");
+  EXPECT_EQ(runners::base64_encode({'f'}), "Zg==");
+  EXPECT_EQ(runners::base64_encode({'f', 'o'}), "Zm8=");
+  EXPECT_EQ(runners::base64_encode({'f', 'o', 'o'}), "Zm9v");
+  EXPECT_EQ(runners::base64_encode({'f', 'o', 'o', 'b', 'a', 'r'}), "Zm9vYmFy");
+  std::vector<uint8_t> all;
+  for (int n = 0; n < 300; ++n) {
+    EXPECT_EQ(runners::base64_decode(runners::base64_encode(all)), all) << n;
+    all.push_back(static_cast<uint8_t>(n * 37 + 11));
+  }
+  for (const char* bad : {"Zg=", "Z===", "Zg=a", "Zm9v!A==", "=Zm9"})
+    EXPECT_FALSE(runners::base64_decode(bad)) << bad;
+}
+
+TEST(Preempt, RequestsWithImagesNameProtocol12) {
+  runners::RunRequest req;
+  req.program = "exit\n";
+  json::Value plain = runners::request_json(req, 1);
+  EXPECT_EQ(plain.find("protocol")->as_string(), runners::kProtocol);
+  req.image = true;
+  req.restore = std::vector<uint8_t>{1, 2, 3, 4};
+  const std::string line = runners::request_line(req, 2);
+  EXPECT_NE(line.find(runners::kProtocol12), std::string::npos) << line;
+  auto parsed = runners::parse_request_line(line);
+  ASSERT_TRUE(std::holds_alternative<runners::ServerRequest>(parsed));
+  const auto& r = std::get<runners::ServerRequest>(parsed).req;
+  EXPECT_TRUE(r.image);
+  ASSERT_TRUE(r.restore);
+  EXPECT_EQ(*r.restore, (std::vector<uint8_t>{1, 2, 3, 4}));
+  // The fields need 1.2; a restore that is not base64 is a protocol error.
+  std::string old = line;
+  old.replace(old.find(runners::kProtocol12), std::string(runners::kProtocol12).size(),
+              runners::kProtocol11);
+  auto e = runners::parse_request_line(old);
+  ASSERT_TRUE(std::holds_alternative<std::string>(e));
+  EXPECT_NE(std::get<std::string>(e).find("needs \"protocol\": \"simtspec-runner/1.2\""),
+            std::string::npos);
+  std::string bad = line;
+  bad.replace(bad.find("AQIDBA=="), 8, "AQID!A==");
+  e = runners::parse_request_line(bad);
+  ASSERT_TRUE(std::holds_alternative<std::string>(e));
+  EXPECT_EQ(std::get<std::string>(e), "\"restore\" must be a context image in base64");
+}
+
+TEST(Preempt, ResponsesCarryTheImageAndTheRejectedOffset) {
+  runners::RunResult r;
+  r.kind = runners::RunResult::Kind::Outcome;
+  r.outcome.status = "completed";
+  r.image = std::vector<uint8_t>{9, 8, 7};
+  auto back = runners::parse_response_line(json::dump(runners::response_json(r, 5)), 5);
+  ASSERT_EQ(back.kind, runners::RunResult::Kind::Outcome) << back.message;
+  EXPECT_EQ(back.image, r.image);
+  runners::RunResult rej;
+  rej.kind = runners::RunResult::Kind::Rejected;
+  rej.message = "image:48: another configuration";
+  rej.image_offset = 48;
+  back = runners::parse_response_line(json::dump(runners::response_json(rej, 6)), 6);
+  EXPECT_EQ(back.kind, runners::RunResult::Kind::Rejected);
+  EXPECT_EQ(back.image_offset, std::optional<uint64_t>(48));
+}
+
+TEST(Preempt, ImageExpectationsAreCheckedWordByWordAndNamed) {
+  // The reference's image of this launch, to write expectations against.
+  runners::RunRequest req;
+  req.program = preempt_test("");
+  std::string err;
+  auto t = harness::parse_test("x.simt", req.program);
+  ASSERT_TRUE(std::holds_alternative<harness::TestFile>(t));
+  req.host = std::get<harness::TestFile>(t).host;
+  req.config.wave = 8;
+  req.config.max_steps = 1000000;  // the harness's cap (format.matrix): the image holds it
+  req.image = true;
+  auto ref = runners::run_reference(req);
+  ASSERT_TRUE(ref.image) << ref.message;
+  const auto& img = *ref.image;
+  auto word = [&](size_t off) {
+    return uint32_t{img[off]} | uint32_t{img[off + 1]} << 8 | uint32_t{img[off + 2]} << 16 |
+           uint32_t{img[off + 3]} << 24;
+  };
+  // Every non-zero word, and rest = 0: the exact bytes.
+  std::string words;
+  for (size_t off = 0; off < img.size(); off += 4)
+    if (word(off)) words += (words.empty() ? "" : ", ") + ("\"" + std::to_string(off) + "\" = ") +
+                            std::to_string(word(off));
+  const std::string exact = "; [expect.image]\n; size = " + std::to_string(img.size()) +
+                            "\n; words = { " + words + " }\n; rest = 0\n";
+  FunctionRunner same([](const runners::RunRequest& r) { return runners::run_reference(r); });
+  harness::Options o;
+  o.differential = false;
+  auto recs = run_one(same, "image_exact", preempt_test(exact), o);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "pass") << json::dump(recs[0]);
+  // One byte off: the failure names the byte and the field.
+  FunctionRunner flips([](const runners::RunRequest& r) {
+    auto res = runners::run_reference(r);
+    if (res.image) (*res.image)[8] ^= 1;  // the format version
+    return res;
+  });
+  recs = run_one(flips, "image_flipped", preempt_test(exact), o);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "fail");
+  EXPECT_NE(recs[0].find("message")->as_string().find("context image word at byte 8"),
+            std::string::npos)
+      << json::dump(recs[0]);
+  // A runner without preempt.image does not get the test.
+  FunctionRunner bare([](const runners::RunRequest& r) { return runners::run_reference(r); });
+  bare.caps_.extras.erase("preempt.image");
+  recs = run_one(bare, "image_bare", preempt_test(exact), o);
+  EXPECT_EQ(status_of(recs[0]), "unsupported");
+}
+
+TEST(Preempt, DifferentialComparesImagesAndRestoresEachOnTheOther) {
+  harness::Options o;  // differential
+  FunctionRunner same([](const runners::RunRequest& r) { return runners::run_reference(r); });
+  auto recs = run_one(same, "exchange_same", preempt_test(""), o);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "pass") << json::dump(recs[0]);
+  // An implementation that saves round-robin cursor 0: the outcome is the same
+  // here, the image is not; the first difference names the field.
+  FunctionRunner cursor([](const runners::RunRequest& r) {
+    auto images = runners::image_request(r);
+    images.faults.cursor_not_saved = true;
+    auto loaded = runners::load_request(r);
+    if (auto* rej = std::get_if<runners::RunResult>(&loaded)) return *rej;
+    return runners::run_loaded(std::get<0>(loaded), r.trace, 0, images);
+  });
+  recs = run_one(cursor, "exchange_cursor", preempt_test(""), o);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "fail");
+  EXPECT_NE(recs[0].find("message")->as_string().find("round-robin cursor"), std::string::npos)
+      << json::dump(recs[0]);
+  // An implementation whose images are right but which cannot start from the
+  // reference's: the exchange finds it.
+  FunctionRunner no_restore([](const runners::RunRequest& r) {
+    if (r.restore) {
+      runners::RunRequest plain = r;
+      plain.restore.reset();
+      plain.host.clear();
+      return runners::run_reference(plain);  // ignores the image: runs from the start
+    }
+    return runners::run_reference(r);
+  });
+  recs = run_one(no_restore, "exchange_norestore", preempt_test(""), o);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "pass") << "restarting from scratch ends the same here";
+  FunctionRunner garbles([](const runners::RunRequest& r) {
+    runners::RunRequest x = r;
+    if (x.restore) (*x.restore)[x.restore->size() - 1] ^= 0xff;  // a program-stack byte
+    auto res = runners::run_reference(x);
+    if (x.restore && res.kind == runners::RunResult::Kind::Outcome && !res.outcome.buffers.empty())
+      res.outcome.buffers[0].values[0] += 1;
+    return res;
+  });
+  recs = run_one(garbles, "exchange_garbles", preempt_test(""), o);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(status_of(recs[0]), "fail");
+  EXPECT_NE(recs[0].find("message")->as_string().find(
+                "the reference's image restored on the implementation"),
+            std::string::npos)
+      << json::dump(recs[0]);
+}
+
+TEST(Preempt, RecordsNameThePreemptionsAndKeepImagesBySize) {
+  FunctionRunner same([](const runners::RunRequest& r) { return runners::run_reference(r); });
+  auto recs = run_one(same, "records", preempt_test(""), harness::Options{});
+  ASSERT_EQ(recs.size(), 1u);
+  const json::Value* pre = recs[0].find("preemptions");
+  ASSERT_TRUE(pre && pre->is_array() && pre->as_array().size() == 1) << json::dump(recs[0]);
+  const json::Value& p = pre->as_array()[0];
+  EXPECT_EQ(p.find("step")->as_int(), 15);
+  EXPECT_EQ(p.find("flow")->as_string(), "B");
+  EXPECT_NE(p.find("intruder")->as_string().find("st slm[v1], 5"), std::string::npos);
+  const json::Value* actual = recs[0].find("actual");
+  ASSERT_TRUE(actual);
+  EXPECT_FALSE(actual->find("image")) << "a record keeps an image's size, not its bytes";
+  ASSERT_TRUE(actual->find("image_bytes"));
+  EXPECT_GT(actual->find("image_bytes")->as_int(), 0);
+}
 }  // namespace
 }  // namespace simt

@@ -48,7 +48,7 @@ std::map<std::string, std::string> defined_clauses() {
 
 const std::regex& citation_re() {
   static const std::regex re(
-      R"(\b((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results|oracle|atom|trap|wave)(\.[a-z0-9_]+)+)(\.\*)?)");
+      R"(\b((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results|oracle|atom|trap|wave|preempt)(\.[a-z0-9_]+)+)(\.\*)?)");
   return re;
 }
 
@@ -113,7 +113,7 @@ TEST(SpecClauses, CitationsInSpecAndCodeAreDefined) {
       // In the spec only bracketed references count: [alu.add].
       std::string text = test::read_all(e.path());
       std::regex ref(
-          R"(\[((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results|oracle)(\.[a-z0-9_]+)+)\])");
+          R"(\[((state|syntax|exec|event|alu|mem|xlane|bar|branch|valid|format|runner|results|oracle|atom|trap|wave|preempt)(\.[a-z0-9_]+)+)\])");
       for (std::sregex_iterator it(text.begin(), text.end(), ref), end; it != end; ++it)
         EXPECT_TRUE((*it)[1].str().ends_with(".md") || defined.count((*it)[1].str()))
             << e.path().filename() << " refers to undefined clause " << (*it)[1];

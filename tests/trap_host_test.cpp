@@ -802,7 +802,7 @@ TEST(TrapProtocol, Version1WithHostIsAnError) {
         << std::get<std::string>(parsed);
   }
   EXPECT_TRUE(std::holds_alternative<std::string>(
-      runners::parse_request_line(run_line("simtspec-runner/1.2", ""))));
+      runners::parse_request_line(run_line("simtspec-runner/1.3", ""))));
   std::istringstream in(run_line("simtspec-runner/1", kBindAndInterrupt, 8) + "\n" +
                         run_line("simtspec-runner/1.1", kBindAndInterrupt, 9) + "\n");
   std::ostringstream out;

@@ -65,8 +65,8 @@ ImageLayout ImageLayout::make(const LaunchConfig& cfg, std::vector<uint32_t> buf
     for (uint32_t w = c; w < cfg.workgroups; w += cfg.cores) l.workgroups.push_back(w);
   for (uint32_t w : l.workgroups)
     for (uint32_t i = 0; i < cfg.warps; ++i) l.warps.push_back(w * cfg.warps + i);
-  l.header_bytes = kImageHeaderFixed + 8 * kImageSettings +
-                   4 * static_cast<uint32_t>(l.buffer_bytes.size());
+  l.header_bytes =
+      kImageHeaderFixed + 8 * kImageSettings + 4 * static_cast<uint32_t>(l.buffer_bytes.size());
   uint32_t off = 0;
   for (isa::CtxField f : isa::kCtxFields) {
     const auto i = static_cast<size_t>(f);
@@ -92,11 +92,12 @@ std::string describe(const CtxPart& p) {
   std::string s(isa::ctx_field_name(p.field));
   const bool reg = p.field == isa::CtxField::Vregs || p.field == isa::CtxField::Sregs ||
                    p.field == isa::CtxField::Preds;
+  // A register by the field's name and its own: "vregs v3", "preds p1".
   if (reg && p.index >= 0) {
-    s = (p.field == isa::CtxField::Vregs   ? "v"
-         : p.field == isa::CtxField::Sregs ? "s"
-                                           : "p") +
-        std::to_string(p.index);
+    s += std::string(p.field == isa::CtxField::Vregs   ? " v"
+                     : p.field == isa::CtxField::Sregs ? " s"
+                                                       : " p") +
+         std::to_string(p.index);
   }
   if (p.part) {
     std::string part(p.part);
@@ -240,7 +241,11 @@ std::variant<ImageContent, ImageError> read_image(std::span<const uint8_t> bytes
     if (uint32_t t = b.u32(44); t != kImageSettings)
       fail(44, "another configuration: the image has " + std::to_string(t) +
                    " launch settings, this reader " + std::to_string(kImageSettings));
-    const uint64_t want_header = kImageHeaderFixed + 8 * uint64_t{kImageSettings} + 4 * uint64_t{nbuf};
+    // The header size against the launch's program where there is one, so that
+    // another number of buffers is reported at B (36), the field that differs.
+    const uint64_t want_header =
+        kImageHeaderFixed + 8 * uint64_t{kImageSettings} +
+        4 * uint64_t{expect ? static_cast<uint32_t>(expect->buffer_bytes.size()) : nbuf};
     if (header != want_header)
       fail(12, "header size " + std::to_string(header) + " disagrees with the formula (" +
                    std::to_string(want_header) + ")");
@@ -273,11 +278,11 @@ std::variant<ImageContent, ImageError> read_image(std::span<const uint8_t> bytes
       }
       if (!fits) fail(off, std::string(s.name) + ": " + std::to_string(v) + " is out of range");
       switch (s.id) {
-#define SIMT_SETTING(name, T, ...)                                                    \
-  case Setting::name:                                                                 \
-    cfg.name = static_cast<SettingValue<SettingType::T>>(v);                          \
-    if (auto e = check_setting(cfg, Setting::name))                                   \
-      fail(off, "bad launch configuration: " + e->field + ": " + e->message);         \
+#define SIMT_SETTING(name, T, ...)                                            \
+  case Setting::name:                                                         \
+    cfg.name = static_cast<SettingValue<SettingType::T>>(v);                  \
+    if (auto e = check_setting(cfg, Setting::name))                           \
+      fail(off, "bad launch configuration: " + e->field + ": " + e->message); \
     break;
 #include "exec/settings.def"
       }
@@ -360,7 +365,9 @@ std::variant<ImageContent, ImageError> read_image(std::span<const uint8_t> bytes
     fx.sched.rng = b.u64(off + 4);
     fx.global_esr = b.u32(off + 12);
     fx.gesr_cores = b.u64(off + 16);
-    if (fx.gesr_cores & ~all) fail(off + 16, "global ESR core set " + hex(fx.gesr_cores) + " names a core at or past " + std::to_string(cfg.cores));
+    if (fx.gesr_cores & ~all)
+      fail(off + 16, "global ESR core set " + hex(fx.gesr_cores) + " names a core at or past " +
+                         std::to_string(cfg.cores));
     fx.host_next = b.u32(off + 24);
     if (expect && fx.host_next > expect->host_actions)
       fail(off + 24, "host script position " + std::to_string(fx.host_next) +
@@ -447,9 +454,9 @@ std::string describe_image_offset(const ImageContent& img, uint64_t off) {
   const ImageLayout& L = img.layout;
   const std::string at = " (byte " + std::to_string(off) + ")";
   static const std::pair<uint64_t, const char*> kHeader[] = {
-      {0, "header magic"},        {8, "header version"},      {12, "header size"},
-      {16, "header total size"},  {24, "header core set"},    {32, "header instructions"},
-      {36, "header buffers"},     {40, "header slot size"},   {44, "header settings"}};
+      {0, "header magic"},       {8, "header version"},    {12, "header size"},
+      {16, "header total size"}, {24, "header core set"},  {32, "header instructions"},
+      {36, "header buffers"},    {40, "header slot size"}, {44, "header settings"}};
   if (off < kImageHeaderFixed) {
     const char* name = "header";
     for (const auto& [o, n] : kHeader)
@@ -497,9 +504,14 @@ std::string describe_image_offset(const ImageContent& img, uint64_t off) {
     return name + at;
   }
   if (off < L.pending_offset()) {
-    static const char* kCore[] = {"ESR",        "TGID",       "TBA",
-                                  "TBA installed", "single-step flag", "round open",
-                                  "resume outstanding", "pending interrupts"};
+    static const char* kCore[] = {"ESR",
+                                  "TGID",
+                                  "TBA",
+                                  "TBA installed",
+                                  "single-step flag",
+                                  "round open",
+                                  "resume outstanding",
+                                  "pending interrupts"};
     const uint64_t rel = off - L.cores_offset();
     return "core " + std::to_string(L.cores[rel / kCoreRecord]) + " " +
            kCore[(rel % kCoreRecord) / 4] + at;
@@ -594,7 +606,8 @@ std::optional<std::string> diff_images(const ImageContent& a, const ImageContent
   };
   for (const SettingInfo& s : kSettings) {
     const uint64_t x = setting_word(la.cfg, s.id), y = setting_word(lb.cfg, s.id);
-    if (x != y) return differ("header setting " + std::string(s.name), std::to_string(x), std::to_string(y));
+    if (x != y)
+      return differ("header setting " + std::string(s.name), std::to_string(x), std::to_string(y));
   }
   if (la.insns != lb.insns)
     return differ("header instructions", std::to_string(la.insns), std::to_string(lb.insns));
@@ -607,7 +620,8 @@ std::optional<std::string> diff_images(const ImageContent& a, const ImageContent
         return differ("header buffer " + std::to_string(i) + " size",
                       std::to_string(la.buffer_bytes[i]), std::to_string(lb.buffer_bytes[i]));
   }
-  if (la.core_set != lb.core_set) return differ("header core set", hex(la.core_set), hex(lb.core_set));
+  if (la.core_set != lb.core_set)
+    return differ("header core set", hex(la.core_set), hex(lb.core_set));
   for (size_t k = 0; k < a.slm.size(); ++k)
     for (size_t i = 0; i < a.slm[k].size(); ++i)
       if (a.slm[k][i] != b.slm[k][i])
@@ -625,19 +639,24 @@ std::optional<std::string> diff_images(const ImageContent& a, const ImageContent
   }
   const ImageFixed& fa = a.fixed;
   const ImageFixed& fb = b.fixed;
-  if (fa.steps != fb.steps) return differ("steps", std::to_string(fa.steps), std::to_string(fb.steps));
+  if (fa.steps != fb.steps)
+    return differ("steps", std::to_string(fa.steps), std::to_string(fb.steps));
   for (size_t k = 0; k < fa.barriers.size(); ++k)
     if (fa.barriers[k] != fb.barriers[k])
       return differ("workgroup " + std::to_string(la.workgroups[k]) + " barrier arrived",
                     std::to_string(fa.barriers[k]), std::to_string(fb.barriers[k]));
   if (fa.sched.cursor != fb.sched.cursor)
-    return differ("round-robin cursor", std::to_string(fa.sched.cursor), std::to_string(fb.sched.cursor));
-  if (fa.sched.rng != fb.sched.rng) return differ("random state", hex(fa.sched.rng), hex(fb.sched.rng));
-  if (fa.global_esr != fb.global_esr) return differ("global ESR", hex(fa.global_esr), hex(fb.global_esr));
+    return differ("round-robin cursor", std::to_string(fa.sched.cursor),
+                  std::to_string(fb.sched.cursor));
+  if (fa.sched.rng != fb.sched.rng)
+    return differ("random state", hex(fa.sched.rng), hex(fb.sched.rng));
+  if (fa.global_esr != fb.global_esr)
+    return differ("global ESR", hex(fa.global_esr), hex(fb.global_esr));
   if (fa.gesr_cores != fb.gesr_cores)
     return differ("global ESR cores", hex(fa.gesr_cores), hex(fb.gesr_cores));
   if (fa.host_next != fb.host_next)
-    return differ("host script position", std::to_string(fa.host_next), std::to_string(fb.host_next));
+    return differ("host script position", std::to_string(fa.host_next),
+                  std::to_string(fb.host_next));
   if (fa.vtable != fb.vtable) return differ("vector table", hex(fa.vtable), hex(fb.vtable));
   for (size_t k = 0; k < fa.cores.size(); ++k) {
     const CoreState& x = fa.cores[k];
@@ -649,7 +668,8 @@ std::optional<std::string> diff_images(const ImageContent& a, const ImageContent
     if (x.tba_valid != y.tba_valid)
       return differ(c + "TBA installed", std::to_string(x.tba_valid), std::to_string(y.tba_valid));
     if (x.single_step != y.single_step)
-      return differ(c + "single-step flag", std::to_string(x.single_step), std::to_string(y.single_step));
+      return differ(c + "single-step flag", std::to_string(x.single_step),
+                    std::to_string(y.single_step));
     if (x.round_open != y.round_open)
       return differ(c + "round open", std::to_string(x.round_open), std::to_string(y.round_open));
     if (x.resume != y.resume)
@@ -660,7 +680,8 @@ std::optional<std::string> diff_images(const ImageContent& a, const ImageContent
                       std::to_string(y.pending.size()));
       for (size_t j = 0; j < x.pending.size(); ++j)
         if (x.pending[j] != y.pending[j])
-          return differ(c + "pending interrupt " + std::to_string(j), hex(x.pending[j]), hex(y.pending[j]));
+          return differ(c + "pending interrupt " + std::to_string(j), hex(x.pending[j]),
+                        hex(y.pending[j]));
     }
   }
   for (size_t i = 0; i < fa.buffers.size(); ++i)
@@ -671,8 +692,9 @@ std::optional<std::string> diff_images(const ImageContent& a, const ImageContent
   for (size_t i = 0; i < fa.stacks.size(); ++i)
     for (size_t j = 0; j < fa.stacks[i].size(); ++j)
       if (fa.stacks[i][j] != fb.stacks[i][j])
-        return differ("warp " + std::to_string(la.warps[i]) + " program stack byte " + std::to_string(j),
-                      hex(fa.stacks[i][j]), hex(fb.stacks[i][j]));
+        return differ(
+            "warp " + std::to_string(la.warps[i]) + " program stack byte " + std::to_string(j),
+            hex(fa.stacks[i][j]), hex(fb.stacks[i][j]));
   return std::nullopt;
 }
 
@@ -706,8 +728,8 @@ struct SlotWriter {
 };
 }  // namespace
 
-void save_field(std::span<uint8_t> image, uint64_t slot, const ImageLayout& layout,
-                isa::CtxField f, WarpState& w) {
+void save_field(std::span<uint8_t> image, uint64_t slot, const ImageLayout& layout, isa::CtxField f,
+                WarpState& w) {
   SlotWriter v{image, slot + layout.field_offset[static_cast<size_t>(f)]};
   walk_field(v, f, w, layout.cfg);
 }

@@ -172,7 +172,7 @@ std::optional<std::string> host_step_from(const std::vector<HostField>& keys,
       return std::string("single_step needs 'on' = true or false");
     out.on = std::get<bool>(*on);
   }
-  if (out.kind == HostKind::Preempt) {  // preempt.request
+  if (out.kind == HostKind::Preempt) {  // trap.host.preempt, preempt.request
     out.flow = syntax::PreemptFlow::A;
     if (const HostValue* f = find("flow")) {
       auto* str = std::get_if<std::string>(f);

@@ -156,6 +156,12 @@ class HeaderReader {
     matrix();
     expect();
     if (doc_.contains("restore")) t_.restore = image_words(doc_.at("restore"), "restore", false);
+    // format.expect.image, format.restore: an image holds the launch's max_steps,
+    // so the program sets it (else the harness's cap, which `--max-steps` changes,
+    // would be part of the expectation).
+    if ((t_.expect.image || t_.restore) && !t_.sets_max_steps)
+      errs_.push_back({t_.expect_line, "a test with [expect.image] or [restore] sets .max_steps "
+                                       "in its program: the image holds it"});
   }
 
  private:

@@ -245,6 +245,17 @@ std::string reproduce(const Case& c, const Options& o, bool reference) {
   return cmd + " --trace";
 }
 
+// A result as a record holds it (results.record `actual`, `reference`): a context
+// image by its size only (the bytes were compared; the first difference, if any,
+// is named in `first_diff`).
+json::Value record_result(const RunResult& r) {
+  json::Value v = result_json(r);
+  if (v.is_object())
+    std::erase_if(v.as_object(), [](const auto& kv) { return kv.first == "image"; });
+  if (r.image) v["image_bytes"] = static_cast<uint64_t>(r.image->size());
+  return v;
+}
+
 json::Value base_record(const TestFile& t, const Settings& s) {
   json::Value r;
   r["id"] = t.id;
@@ -340,10 +351,10 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   }
   if (actual.kind == RunResult::Kind::Error) {
     rec["checks"] = 0;
-    rec["actual"] = result_json(actual);
+    rec["actual"] = record_result(actual);
     return finish("error", actual.message);
   }
-  rec["actual"] = result_json(actual);
+  rec["actual"] = record_result(actual);
   Verdict v = check_expectation(t.expect, actual, p.layout);
   size_t checks = v.checks;
   if (o.differential && !runner.is_reference()) {
@@ -354,7 +365,7 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
       rec["checks"] = 0;
       return finish("error", "the reference could not run it: " + ref.message);
     }
-    rec["reference"] = result_json(ref);
+    rec["reference"] = record_result(ref);
     if (v.ok) {
       Verdict d = compare_with_reference(ref, actual, p.layout);
       checks += d.checks;
