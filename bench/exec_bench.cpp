@@ -399,6 +399,117 @@ void BM_Construct(benchmark::State& state) {
 }
 BENCHMARK(BM_Construct)->ArgName("wave")->Arg(32)->Arg(64)->Unit(benchmark::kMicrosecond);
 
+// ---- preemption (spec/preempt.md) ---------------------------------------------------
+//
+// BM_PreemptSaveRestore/wave:W/warps:N: the ALU loop of N warps (one workgroup, 4 KiB
+// of SLM) with the standard system routine appended, run with a host script of
+// kPreemptions flow-A preemptions at step 1000 and, interleaved run by run, as a
+// launch of the same program without a host script.
+// Counters (means over the runs):
+//   us_per_preemption         (preempted launch - plain launch) / kPreemptions
+//   ns_per_warp_save_restore  the same per warp: one save and one restore of a slot
+//   image_bytes               the size of one image
+// The reported Time is the preempted launch (manual timing).
+constexpr uint32_t kPreemptions = 20;
+
+const char* kSysRoutine = R"(sys_save:
+    ctx.save.vregs
+    ctx.save.sregs
+    ctx.save.preds
+    ctx.save.pc
+    ctx.save.exec
+    ctx.save.live
+    ctx.save.status
+    ctx.save.sp
+    ctx.save.mode
+    ctx.save.mstack
+    ctx.save.pcstack
+    ctx.save.handler
+    ctx.save.owed
+    sysret
+sys_restore:
+    ctx.load.vregs
+    ctx.load.sregs
+    ctx.load.preds
+    ctx.load.pc
+    ctx.load.exec
+    ctx.load.live
+    ctx.load.status
+    ctx.load.sp
+    ctx.load.mode
+    ctx.load.mstack
+    ctx.load.pcstack
+    ctx.load.handler
+    ctx.load.owed
+    sysret
+)";
+
+void preempt_case(benchmark::State& state) {
+  const auto wave = static_cast<uint32_t>(state.range(0));
+  const auto warps = static_cast<uint32_t>(state.range(1));
+  std::string src = ".warps " + std::to_string(warps) + "\n.slm 4096\n.sys_save sys_save\n" +
+                    ".sys_restore sys_restore\n.buffer out u32[threads] out\n";
+  src += text(kPrologue, "    ");
+  src += "    mov s0, 0\n";
+  src += "top:\n";
+  src += text(kAluBody, "    ");
+  src += "    add s0, s0, 1\n";
+  src += "    cmp.lt p0, s0, 100\n";
+  src += "    cbr p0, top\n";
+  src += text(fold(8), "    ");
+  src += "    mul s1, %gwarp, %wave\n";
+  src += "    add v14, %lane, s1\n";
+  src += "    shl v14, v14, 2\n";
+  src += "    st out[v14], v13\n";
+  src += "    exit\n";
+  src += kSysRoutine;
+  simt::host::LoadOptions opt;
+  opt.cli.wave = wave;
+  auto plain = simt::host::load(src, opt);
+  for (uint32_t i = 0; i < kPreemptions; ++i) {
+    simt::syntax::HostStep h;
+    h.kind = simt::syntax::HostKind::Preempt;
+    h.step = 1000;
+    opt.host.push_back(h);
+  }
+  auto pre = simt::host::load(src, opt);
+  if (!plain.loaded || !pre.loaded) {
+    state.SkipWithError("program did not load");
+    return;
+  }
+  double t_pre = 0, t_plain = 0;
+  uint64_t runs = 0, image = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    Machine a(pre.loaded->program);
+    Outcome oa = a.run();
+    auto t1 = std::chrono::steady_clock::now();
+    Machine b(plain.loaded->program);
+    Outcome ob = b.run();
+    auto t2 = std::chrono::steady_clock::now();
+    if (!oa.same_result(ob) || a.preemptions() != kPreemptions) {
+      state.SkipWithError("the preempted launch differs from the plain one");
+      return;
+    }
+    image = a.last_image().size();
+    const double d_pre = std::chrono::duration<double>(t1 - t0).count();
+    t_pre += d_pre;
+    t_plain += std::chrono::duration<double>(t2 - t1).count();
+    state.SetIterationTime(d_pre);
+    ++runs;
+  }
+  const double per = (t_pre - t_plain) / static_cast<double>(runs * kPreemptions);
+  state.counters["us_per_preemption"] = per * 1e6;
+  state.counters["ns_per_warp_save_restore"] = per * 1e9 / warps;
+  state.counters["image_bytes"] = static_cast<double>(image);
+}
+BENCHMARK(preempt_case)
+    ->Name("BM_PreemptSaveRestore")
+    ->ArgNames({"wave", "warps"})
+    ->ArgsProduct({{32, 64}, {1, 8, 64}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
 // ---- partial masks (exec.form, alu.form) ---------------------------------------------
 //
 // BM_PartialMask/<op>/wave:W/active:P runs a counted loop around a block of kBlock

@@ -982,6 +982,9 @@ void detail_first_diff(Html& h, const Detail& d) {
     if (warp) h << " of warp <span class=\"hl\">" << *warp << "</span>";
   } else {
     h << "field <code class=\"hl\">" << E(get_str(d.diff, "field")) << "</code>";
+    // preempt.image: the image's field at the first differing byte.
+    if (std::string name = get_str(d.diff, "name"); !name.empty())
+      h << " (<code class=\"hl\">" << E(name) << "</code>)";
   }
   h << ": expected <code>" << E(exp ? scalar_text(*exp) : "?") << "</code>, actual <code>"
     << E(act ? scalar_text(*act) : "?") << "</code></div>\n";
@@ -1261,6 +1264,30 @@ void detail_traces(Html& h, const Detail& d) {
 
 // trap.host.toml: the launch's host script, as the test gives it.
 void detail_host(Html& h, const Detail& d) {
+  // preempt.request: the preemption points, with their flow and intruder.
+  if (const Value* pre = get(d.rec, "preemptions"); pre && pre->is_array()) {
+    h << "<h2 id=\"preemptions\">Preemptions</h2>\n<p class=\"note\">Where the host preempts "
+         "the launch (preempt.request): the step, the cores, the flow (A: checkpoint; B: save, "
+         "intruder, restore) and the intruder.</p>\n<table class=\"preemptions\"><tr><th>step</th>"
+         "<th>core</th><th>flow</th><th>intruder</th></tr>\n";
+    for (const Value& p : pre->as_array()) {
+      const Value* core = get(&p, "core");
+      const std::string intruder = get_str(&p, "intruder");
+      h << "<tr><td>" << (get_int(&p, "step") ? std::to_string(*get_int(&p, "step")) : "?")
+        << "</td><td>" << E(core ? scalar_text(*core) : "all") << "</td><td>"
+        << E(get_str(&p, "flow")) << "</td><td>";
+      if (intruder.empty())
+        h << "none";
+      else
+        h << "<details><summary>" << std::count(intruder.begin(), intruder.end(), '\n')
+          << " lines</summary><pre>" << E(intruder) << "</pre></details>";
+      h << "</td></tr>\n";
+    }
+    h << "</table>\n";
+  }
+  if (auto n = get_int(&d.rec, "restore_bytes"))  // format.restore
+    h << "<p class=\"note\">The launch starts from a context image of " << *n
+      << " bytes (flow C, preempt.flow.c).</p>\n";
   std::string host = get_str(d.rec, "host");
   if (host.empty()) return;
   h << "<h2 id=\"host\">Host script</h2>\n<p class=\"note\">The host's actions during the "

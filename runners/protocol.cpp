@@ -45,7 +45,63 @@ json::Value request_json(const RunRequest& req, int64_t id) {
     }
     v["host"] = std::move(host);
   }
+  if (req.image || req.restore) {  // preempt.image.*
+    v["protocol"] = kProtocol12;
+    if (req.image) v["image"] = true;
+    if (req.restore) v["restore"] = base64_encode(*req.restore);
+  }
   return v;
+}
+
+namespace {
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}  // namespace
+
+std::string base64_encode(const std::vector<uint8_t>& b) {
+  std::string out;
+  out.reserve((b.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= b.size(); i += 3) {
+    const uint32_t x = uint32_t{b[i]} << 16 | uint32_t{b[i + 1]} << 8 | b[i + 2];
+    for (int k = 3; k >= 0; --k) out += kB64[(x >> (6 * k)) & 63];
+  }
+  if (const size_t rest = b.size() - i; rest) {
+    const uint32_t x = uint32_t{b[i]} << 16 | (rest == 2 ? uint32_t{b[i + 1]} << 8 : 0);
+    out += kB64[(x >> 18) & 63];
+    out += kB64[(x >> 12) & 63];
+    out += rest == 2 ? kB64[(x >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<std::vector<uint8_t>> base64_decode(std::string_view t) {
+  if (t.size() % 4) return std::nullopt;
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::vector<uint8_t> out;
+  out.reserve(t.size() / 4 * 3);
+  for (size_t i = 0; i < t.size(); i += 4) {
+    const bool last = i + 4 == t.size();
+    const int pad = last ? (t[i + 3] == '=') + (t[i + 2] == '=') : 0;
+    if (pad == 1 && t[i + 2] == '=') return std::nullopt;
+    uint32_t x = 0;
+    for (int k = 0; k < 4; ++k) {
+      const int v = k >= 4 - pad ? 0 : val(t[i + static_cast<size_t>(k)]);
+      if (v < 0) return std::nullopt;
+      x = x << 6 | static_cast<uint32_t>(v);
+    }
+    out.push_back(static_cast<uint8_t>(x >> 16));
+    if (pad < 2) out.push_back(static_cast<uint8_t>(x >> 8));
+    if (pad < 1) out.push_back(static_cast<uint8_t>(x));
+  }
+  return out;
 }
 
 std::string request_line(const RunRequest& req, int64_t id) {
@@ -79,9 +135,10 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
   if (!v.is_object()) return std::string("request must be a JSON object");
   const json::Value* proto = v.find("protocol");
   if (!proto || !proto->is_string() ||
-      (proto->as_string() != kProtocol && proto->as_string() != kProtocol11))
-    return std::string("request needs \"protocol\": \"") + kProtocol + "\" or \"" + kProtocol11 +
-           "\"";
+      (proto->as_string() != kProtocol && proto->as_string() != kProtocol11 &&
+       proto->as_string() != kProtocol12))
+    return std::string("request needs \"protocol\": \"") + kProtocol + "\", \"" + kProtocol11 +
+           "\" or \"" + kProtocol12 + "\"";
   const json::Value* op = v.find("op");
   if (!op || !op->is_string()) return std::string("request needs an \"op\"");
   if (auto dup = duplicate_key(v)) return "duplicate key '" + *dup + "' in the request";
@@ -114,8 +171,9 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
     r.req.validate = val->as_bool();
   }
   if (const json::Value* h = v.find("host")) {  // trap.host.toml
-    if (proto->as_string() != kProtocol11)
-      return std::string("\"host\" needs \"protocol\": \"") + kProtocol11 + "\"";
+    if (proto->as_string() == kProtocol)
+      return std::string("\"host\" needs \"protocol\": \"") + kProtocol11 + "\" (or " +
+             kProtocol12 + ")";
     if (!h->is_array()) return std::string("\"host\" must be an array of objects");
     const auto& items = h->as_array();
     for (size_t i = 0; i < items.size(); ++i) {
@@ -145,17 +203,36 @@ std::variant<ServerRequest, std::string> parse_request_line(const std::string& l
       r.req.host.push_back(std::move(step));
     }
   }
+  // preempt.image.*: the image wanted back, the image to start from.
+  if (const json::Value* im = v.find("image")) {
+    if (proto->as_string() != kProtocol12)
+      return std::string("\"image\" needs \"protocol\": \"") + kProtocol12 + "\"";
+    if (!im->is_bool()) return std::string("\"image\" must be true or false");
+    r.req.image = im->as_bool();
+  }
+  if (const json::Value* rs = v.find("restore")) {
+    if (proto->as_string() != kProtocol12)
+      return std::string("\"restore\" needs \"protocol\": \"") + kProtocol12 + "\"";
+    auto bytes = rs->is_string() ? base64_decode(rs->as_string()) : std::nullopt;
+    if (!bytes) return std::string("\"restore\" must be a context image in base64");
+    r.req.restore = std::move(*bytes);
+  }
   return r;
 }
 
 json::Value result_json(const RunResult& r) {
-  if (r.kind == RunResult::Kind::Outcome) return model::to_json(r.outcome);
+  if (r.kind == RunResult::Kind::Outcome) {
+    json::Value v = model::to_json(r.outcome);
+    if (r.image) v["image"] = base64_encode(*r.image);  // preempt.image.*
+    return v;
+  }
   json::Value v;
   v["status"] = r.kind == RunResult::Kind::Rejected      ? "rejected"
                 : r.kind == RunResult::Kind::Unsupported ? "unsupported"
                                                          : "error";
   v["message"] = r.message;
   if (r.line) v["line"] = *r.line;
+  if (r.image_offset) v["image_offset"] = *r.image_offset;  // preempt.image.check
   return v;
 }
 
@@ -244,6 +321,8 @@ RunResult parse_response_line(const std::string& line, int64_t expected_id) {
     r.message = message();
     if (const json::Value* l = v.find("line"); l && l->is_int() && l->as_int() > 0)
       r.line = static_cast<uint32_t>(l->as_int());
+    if (const json::Value* o = v.find("image_offset"); o && o->is_int() && o->as_int() >= 0)
+      r.image_offset = static_cast<uint64_t>(o->as_int());
     return r;
   }
   if (!exec::find_status(s)) {
@@ -259,6 +338,14 @@ RunResult parse_response_line(const std::string& line, int64_t expected_id) {
   if ((s == "trapped") != o.event.has_value()) {
     r.message = "protocol violation: \"event\" must be present exactly when status is trapped";
     return r;
+  }
+  if (const json::Value* im = v.find("image")) {  // preempt.image.*
+    auto bytes = im->is_string() ? base64_decode(im->as_string()) : std::nullopt;
+    if (!bytes) {
+      r.message = "protocol violation: \"image\" is not base64";
+      return r;
+    }
+    r.image = std::move(*bytes);
   }
   r.kind = RunResult::Kind::Outcome;
   r.outcome = std::move(o);

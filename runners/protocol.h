@@ -7,6 +7,8 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "json.h"
 #include "runner.h"
@@ -17,6 +19,14 @@ inline constexpr const char* kProtocol = "simtspec-runner/1";
 // runner.protocol.version: a request carrying a host script (trap.host.toml) names
 // 1.1; an implementation of 1.1 accepts requests of both versions.
 inline constexpr const char* kProtocol11 = "simtspec-runner/1.1";
+// A request carrying `image` or `restore` (preempt.image.*) names 1.2; an
+// implementation of 1.2 accepts requests of all three versions.
+inline constexpr const char* kProtocol12 = "simtspec-runner/1.2";
+
+// runner.protocol.request `restore`, response `image`: bytes as base64 (RFC 4648,
+// with padding). decode gives nothing for text that is not that.
+std::string base64_encode(const std::vector<uint8_t>& bytes);
+std::optional<std::vector<uint8_t>> base64_decode(std::string_view text);
 
 json::Value request_json(const RunRequest& req, int64_t id);
 std::string request_line(const RunRequest& req, int64_t id);

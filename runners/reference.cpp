@@ -73,9 +73,19 @@ RunConfig run_config(const exec::LaunchConfig& c) {
   return r;
 }
 
-RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace, double timeout) {
+RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace, double timeout,
+                     ImageRequest images) {
   RunResult r;
   exec::Machine m(program);
+  m.preempt().set_faults(images.faults);
+  if (images.restore) {  // preempt.flow.c; preempt.reject: a bad image is a rejection
+    if (auto e = m.start_from_image(*images.restore)) {
+      r.kind = RunResult::Kind::Rejected;
+      r.message = e->text();
+      r.image_offset = e->offset;
+      return r;
+    }
+  }
   // Keep the first and the last kMaxTraceLines / 2 steps; only kept steps are
   // formatted, so a long run costs little more with tracing than without.
   const size_t half = kMaxTraceLines / 2;
@@ -113,6 +123,7 @@ RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace, d
   }
   r.outcome = to_model(m.outcome());
   r.kind = RunResult::Kind::Outcome;
+  if (images.want && !m.last_image().empty()) r.image = m.last_image();
   if (total > half) {
     size_t kept = std::min(total - half, half);
     if (total - half > kept)
@@ -145,10 +156,17 @@ std::variant<std::shared_ptr<const exec::Program>, RunResult> load_request(const
   return loaded.loaded->program;
 }
 
+ImageRequest image_request(const RunRequest& req) {
+  ImageRequest images;
+  images.want = req.image;
+  if (req.restore) images.restore = &*req.restore;
+  return images;
+}
+
 RunResult run_reference_within(const RunRequest& req, double timeout) {
   auto loaded = load_request(req);
   if (auto* rejected = std::get_if<RunResult>(&loaded)) return std::move(*rejected);
-  return run_loaded(std::get<0>(std::move(loaded)), req.trace, timeout);
+  return run_loaded(std::get<0>(std::move(loaded)), req.trace, timeout, image_request(req));
 }
 
 RunResult run_reference(const RunRequest& req) {
@@ -168,7 +186,7 @@ class ReferenceRunner final : public Runner {
     for (exec::Policy p : exec::kAllPolicies) caps_.policies.emplace(exec::policy_name(p));
     for (isa::Feature f : isa::kAllFeatures) caps_.features.emplace(isa::feature_name(f));
     caps_.all_instructions = true;
-    caps_.extras = {"validate", "livelock", "trace", "no_validate", "host"};
+    caps_.extras = {"validate", "livelock", "trace", "no_validate", "host", "preempt.image"};
   }
   std::string name() const override { return "reference"; }
   std::string version() const override { return SIMT_VERSION; }

@@ -7,6 +7,7 @@
 #include "exec/outcome.h"
 #include "host/host.h"
 #include "model.h"
+#include "exec/preempt.h"
 #include "runner.h"
 
 namespace simt::runners {
@@ -22,7 +23,18 @@ RunConfig run_config(const exec::LaunchConfig& c);
 // Runs a request on an already loaded program (used by the reference runner,
 // `simtspec serve` and the faulty test implementation). With `timeout` > 0 (seconds
 // of wall-clock time), a run that has not ended by then is an Error (runner.timeout).
-RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace, double timeout = 0);
+// preempt.image.*: the request's image parts (runner.protocol.request `restore`,
+// `image`).
+struct ImageRequest {
+  const std::vector<uint8_t>* restore = nullptr;  // start from this image (flow C)
+  bool want = false;                              // return the last preemption's image
+  // The test-only faulty implementation's preemption faults (never set otherwise).
+  exec::PreemptFaults faults;
+};
+// The request's image parts.
+ImageRequest image_request(const RunRequest& req);
+RunResult run_loaded(std::shared_ptr<const exec::Program> program, bool trace, double timeout = 0,
+                     ImageRequest images = {});
 // Steps run between two readings of the clock under a timeout.
 inline constexpr uint64_t kTimeoutSlice = 1 << 16;
 // Loads a request's program as the reference does (its configuration overriding the

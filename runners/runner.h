@@ -72,6 +72,12 @@ struct RunRequest {
   // runner.protocol.request `host` (trap.host.toml): the launch's host script, for
   // implementations with the `host` capability.
   std::vector<syntax::HostStep> host;
+  // runner.protocol.request `image`: return the context image of the launch's last
+  // preemption (preempt.image.*), for implementations with `preempt.image`.
+  bool image = false;
+  // runner.protocol.request `restore`: the launch starts from this context image
+  // (preempt.flow.c), for implementations with `preempt.image`.
+  std::optional<std::vector<uint8_t>> restore;
 };
 
 struct RunResult {
@@ -83,6 +89,12 @@ struct RunResult {
   std::optional<uint32_t> line;    // Rejected: line of the first error
   std::string stderr_text;         // what the implementation wrote to stderr
   std::vector<std::string> trace;  // when requested and supported
+  // Outcome, when the request asked for it and the launch was preempted: the
+  // image of its last preemption (runner.protocol.response `image`).
+  std::optional<std::vector<uint8_t>> image;
+  // Rejected, for an image a restore rejects: the byte offset of its first bad
+  // field (preempt.image.check).
+  std::optional<uint64_t> image_offset;
 };
 
 class Runner {

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <random>
 #include <set>
 #include <sstream>
@@ -38,6 +39,9 @@ struct Example {
   std::string text;
   std::optional<Status> expect;  // from the `; expect: STATUS` line
   bool has_title = false;        // first line is a `; title` comment
+  // From the `; run: FLAGS` line: the flags .ci/main runs it with. Only the
+  // preemption flags of `simtspec run` are used by examples (preempt.tool.run).
+  std::vector<std::string> run_flags;
 };
 
 std::vector<std::string> split_lines(std::string_view text) {
@@ -68,7 +72,35 @@ Example parse_example(const fs::path& p) {
       break;
     }
   }
+  constexpr std::string_view kRun = "; run: ";
+  for (size_t i = 0; i < lines.size() && i < 5; ++i)
+    if (lines[i].rfind(kRun, 0) == 0) {
+      std::istringstream in(lines[i].substr(kRun.size()));
+      for (std::string w; in >> w;) e.run_flags.push_back(w);
+    }
   return e;
+}
+
+// The host script of an example's `; run:` flags: `--preempt-at N [--flow A|B]
+// [--intruder FILE]` (FILE relative to the repository), as `simtspec run` makes it.
+std::vector<syntax::HostStep> run_host(const Example& e) {
+  std::vector<syntax::HostStep> host;
+  const auto& f = e.run_flags;
+  for (size_t i = 0; i + 1 < f.size(); i += 2) {
+    if (f[i] == "--preempt-at") {
+      syntax::HostStep h;
+      h.kind = syntax::HostKind::Preempt;
+      h.step = std::stoull(f[i + 1]);
+      host.push_back(h);
+    } else if (f[i] == "--flow" && !host.empty()) {
+      host.back().flow = f[i + 1] == "B" ? syntax::PreemptFlow::B : syntax::PreemptFlow::A;
+    } else if (f[i] == "--intruder" && !host.empty()) {
+      host.back().intruder = read_all(test::source_path(f[i + 1]));
+    } else {
+      ADD_FAILURE() << e.name << ": '; run:' flag " << f[i] << " is not one examples use";
+    }
+  }
+  return host;
 }
 
 // Every examples/*.simt, sorted by name.
@@ -128,7 +160,9 @@ TEST(Examples, EndWithTheirExpectedStatus) {
   std::set<Status> seen;
   for (const auto& e : examples()) {
     if (!e.expect) continue;
-    auto r = test::run(e.text);
+    host::LoadOptions opt;
+    opt.host = run_host(e);
+    auto r = test::run(e.text, opt);
     ASSERT_TRUE(r.ok()) << e.name << " does not load:\n" << r.diags;
     EXPECT_EQ(exec::status_name(r.status()), exec::status_name(*e.expect)) << e.name;
     seen.insert(r.status());

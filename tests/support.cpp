@@ -188,8 +188,9 @@ std::string faulty_runner_toml(std::string_view fault, double timeout) {
          "\n[capabilities]\nwaves = [1, 2, 4, 8, 16, 32, 64]\n"
          "policies = [\"round_robin\", \"lowest_pc_first\", \"oldest_first\", \"random\"]\n"
          "features = [\"alu\", \"mem\", \"xlane\", \"bar\", \"branch\", \"watomic\", \"trap\", "
-         "\"wave\"]\n"
-         "extras = [\"validate\", \"livelock\", \"trace\", \"no_validate\", \"host\"]\n";
+         "\"wave\", \"preempt\"]\n"
+         "extras = [\"validate\", \"livelock\", \"trace\", \"no_validate\", \"host\", "
+         "\"preempt.image\"]\n";
 }
 
 std::string shell_quote(std::string_view s) {

@@ -448,6 +448,99 @@ std::string bytes_summary(const std::vector<uint8_t>& b) {
 
 }  // namespace
 
+namespace {
+// A visitor that finds the primitive holding byte `target` of a slot.
+struct Locate {
+  static constexpr bool kReads = false;
+  uint64_t off, target;
+  std::optional<std::string> found;
+  void at(const CtxPart& p, uint64_t n) {
+    if (!found && target >= off && target < off + n) found = describe(p);
+    off += n;
+  }
+  void u32(const CtxPart& p, uint32_t&, uint32_t) { at(p, 4); }
+  void mask(const CtxPart& p, uint64_t&) { at(p, 8); }
+  void zero(const CtxPart& p, uint32_t n) { at(p, n); }
+  void require(bool, const char*) {}
+};
+}  // namespace
+
+std::string describe_image_offset(const ImageContent& img, uint64_t off) {
+  const ImageLayout& L = img.layout;
+  const std::string at = " (byte " + std::to_string(off) + ")";
+  static const std::pair<uint64_t, const char*> kHeader[] = {
+      {0, "header magic"},        {8, "header version"},      {12, "header size"},
+      {16, "header total size"},  {24, "header core set"},    {32, "header instructions"},
+      {36, "header buffers"},     {40, "header slot size"},   {44, "header settings"}};
+  if (off < kImageHeaderFixed) {
+    const char* name = "header";
+    for (const auto& [o, n] : kHeader)
+      if (off >= o) name = n;
+    return name + at;
+  }
+  if (off < kImageHeaderFixed + 8 * uint64_t{kImageSettings})
+    return "header setting " + std::string(kSettings[(off - kImageHeaderFixed) / 8].name) + at;
+  if (off < L.slm_offset)
+    return "header buffer " + std::to_string((off - kImageHeaderFixed - 8 * kImageSettings) / 4) +
+           " size" + at;
+  if (off < L.slots_offset) {
+    uint64_t rel = off - L.slm_offset;
+    for (size_t k = 0; k < L.cores.size(); ++k) {
+      const uint64_t n = k < img.slm.size() ? img.slm[k].size() : 0;
+      if (rel < n)
+        return "slm core " + std::to_string(L.cores[k]) + " byte " + std::to_string(rel) + at;
+      rel -= n;
+    }
+    return "slm" + at;
+  }
+  if (off < L.fixed_offset) {
+    const uint64_t i = (off - L.slots_offset) / L.slot_bytes;
+    const std::string warp = "warp " + std::to_string(L.warps[i]) + " ";
+    if (i < img.slots.size()) {
+      WarpState w = img.slots[i];
+      Locate v{L.slot_offset(i), off, std::nullopt};
+      for (isa::CtxField f : isa::kCtxFields) walk_field(v, f, w, L.cfg);
+      if (v.found) return warp + *v.found + at;
+    }
+    return warp + "reserved" + at;
+  }
+  const uint64_t f = off - L.fixed_offset;
+  if (f < 8) return "steps" + at;
+  if (off < L.sched_offset())
+    return "workgroup " + std::to_string(L.workgroups[(off - L.barrier_offset()) / 4]) +
+           " barrier arrived" + at;
+  static const std::pair<uint64_t, const char*> kSched[] = {
+      {0, "round-robin cursor"}, {4, "random state"},          {12, "global ESR"},
+      {16, "global ESR cores"},  {24, "host script position"}, {28, "vector table"}};
+  if (off < L.cores_offset()) {
+    const char* name = "";
+    for (const auto& [o, n] : kSched)
+      if (off - L.sched_offset() >= o) name = n;
+    return name + at;
+  }
+  if (off < L.pending_offset()) {
+    static const char* kCore[] = {"ESR",        "TGID",       "TBA",
+                                  "TBA installed", "single-step flag", "round open",
+                                  "resume outstanding", "pending interrupts"};
+    const uint64_t rel = off - L.cores_offset();
+    return "core " + std::to_string(L.cores[rel / kCoreRecord]) + " " +
+           kCore[(rel % kCoreRecord) / 4] + at;
+  }
+  uint64_t pending = 0;
+  for (const CoreState& c : img.fixed.cores) pending += c.pending.size();
+  if (off < L.pending_offset() + 4 * pending) return "pending interrupt" + at;
+  uint64_t rel = off - L.pending_offset() - 4 * pending;
+  for (size_t b = 0; b < L.buffer_bytes.size(); ++b) {
+    if (rel < L.buffer_bytes[b])
+      return "buffer " + std::to_string(b) + " byte " + std::to_string(rel) + at;
+    rel -= L.buffer_bytes[b];
+  }
+  if (L.cfg.stack)
+    return "warp " + std::to_string(L.warps[rel / L.cfg.stack]) + " program stack byte " +
+           std::to_string(rel % L.cfg.stack) + at;
+  return "past the end" + at;
+}
+
 std::string show_image(const ImageContent& img) {
   const ImageLayout& L = img.layout;
   std::ostringstream o;

@@ -133,6 +133,10 @@ struct ImageExpect {
 std::variant<ImageContent, ImageError> read_image(std::span<const uint8_t> bytes,
                                                   const ImageExpect* expect = nullptr);
 
+// The field that byte `off` of an image belongs to, by name (with warp, register,
+// entry and lane where it has them), for the first difference of two images.
+std::string describe_image_offset(const ImageContent& img, uint64_t off);
+
 // `simtspec image show` (preempt.tool.image).
 std::string show_image(const ImageContent& img);
 // `simtspec image diff`: the first differing field, or nothing when equal.

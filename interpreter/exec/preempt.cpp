@@ -95,11 +95,16 @@ bool PreemptUnit::routine(uint32_t g, uint64_t slot, uint32_t entry, bool save,
         break;
       case SysOp::Save:
         if (!save) return event(isa::Event::IllegalInstruction, pc);
+        if (faults_.mask_stack_not_saved && s.field == isa::CtxField::Mstack) break;
         save_field(image_, slot, l, s.field, w);
         break;
       case SysOp::Load:
         if (save) return event(isa::Event::IllegalInstruction, pc);
         load_field(image_, slot, l, s.field, w);
+        if (faults_.part_restarts && s.field == isa::CtxField::Mode && w.part != 0) {
+          w.part = 0;
+          w.exec &= m_.win_.part_mask(0);
+        }
         break;
       case SysOp::Return:
         return true;
@@ -120,6 +125,12 @@ std::optional<Status> PreemptUnit::save(uint64_t core_set) {
   const ImageLayout l = layout(core_set);
   uint64_t pending = 0;
   for (uint32_t core : l.cores) pending += m_.st_.trap.cores[core].pending.size();
+  if (faults_.barrier_unwound)  // as trap.entry does, which a save must not
+    for (uint32_t g : l.warps) {
+      WarpState& w = m_.st_.warps[g];
+      if (w.status == WarpStatus::Barrier) w.status = WarpStatus::Ready;
+      m_.st_.barriers[g / c.warps].arrived = 0;
+    }
   // 1. Stop: the warps are at a step boundary. 2. Header.
   image_.assign(l.total_bytes(pending), 0);
   std::span<uint8_t> img(image_);
@@ -153,7 +164,7 @@ std::optional<Status> PreemptUnit::save(uint64_t core_set) {
   for (size_t k = 0; k < l.workgroups.size(); ++k)
     put_u32(img, l.barrier_offset() + 4 * k, m_.st_.barriers[l.workgroups[k]].arrived);
   off = l.sched_offset();
-  put_u32(img, off, m_.st_.sched.cursor);
+  put_u32(img, off, faults_.cursor_not_saved ? 0 : m_.st_.sched.cursor);
   put_u64(img, off + 4, m_.st_.sched.rng);
   put_u32(img, off + 12, m_.st_.trap.global_esr);
   put_u64(img, off + 16, m_.st_.trap.gesr_cores);
@@ -212,7 +223,7 @@ std::optional<Status> PreemptUnit::restore(const ImageContent& img) {
     std::copy(fx.stacks[i].begin(), fx.stacks[i].end(),
               m_.st_.mem.stack.begin() + static_cast<ptrdiff_t>(uint64_t{l.warps[i]} * c.stack));
   // 3. DMA: the image's SLM into the cores' physical SLM, where the windows are.
-  for (size_t k = 0, wi = 0; k < l.cores.size(); ++k) {
+  for (size_t k = 0, wi = 0; k < l.cores.size() && !faults_.slm_not_restored; ++k) {
     uint64_t at = 0;
     for (; wi < l.workgroups.size() && l.core_of(l.workgroups[wi]) == l.cores[k]; ++wi) {
       const uint32_t wg = l.workgroups[wi];

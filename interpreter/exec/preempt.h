@@ -36,6 +36,18 @@ struct SysOpInfo {
 };
 SysOpInfo sys_op(isa::Op op);
 
+// Planted faults of the test-only faulty implementation (runners/faulty): each
+// makes the save or the restore wrong in one named way. The reference never sets
+// them; they exist so that the suite and the fuzzer can be shown to find such
+// bugs (preempt.* clauses named per fault in runners/faulty/README.md).
+struct PreemptFaults {
+  bool mask_stack_not_saved = false;  // ctx.save.mstack writes nothing
+  bool cursor_not_saved = false;      // the round-robin cursor is not in the image
+  bool slm_not_restored = false;      // the restore's DMA step is skipped
+  bool part_restarts = false;         // ctx.load.mode restarts a region at part 0
+  bool barrier_unwound = false;       // barrier waits unwound instead of saved
+};
+
 class PreemptUnit {
  public:
   explicit PreemptUnit(Machine& m) : m_(m) {}
@@ -55,6 +67,7 @@ class PreemptUnit {
   uint32_t preemptions() const { return count_; }
   // The restore's expectations for this launch (preempt.image.check).
   ImageExpect expect(bool all_cores) const;
+  void set_faults(const PreemptFaults& f) { faults_ = f; }
 
  private:
   ImageLayout layout(uint64_t core_set) const;
@@ -67,6 +80,7 @@ class PreemptUnit {
   void run_intruder(const HostAction& a);
 
   Machine& m_;
+  PreemptFaults faults_;
   std::vector<uint8_t> image_;
   uint32_t count_ = 0;
 };

@@ -498,6 +498,11 @@ bool patch(const std::string& fault, exec::Program& p) {
                                 "empty-part-not-skipped",
                                 "shared-private",
                                 "scalar-once-per-region",
+                                "preempt-mstack-lost",
+                                "preempt-cursor-lost",
+                                "preempt-slm-not-restored",
+                                "preempt-part-restart",
+                                "preempt-barrier-unwound",
                                 "crash",
                                 "crash-every-5",
                                 "exit-after-answer",
@@ -569,8 +574,15 @@ int main(int argc, char** argv) {
     if (auto* rejected = std::get_if<simt::runners::RunResult>(&loaded)) return *rejected;
     exec::Program p = *std::get<0>(loaded);
     patch(fault, p);
+    // The preemption faults (spec/preempt.md): the save or the restore goes wrong.
+    simt::runners::ImageRequest images = simt::runners::image_request(req);
+    images.faults.mask_stack_not_saved = fault == "preempt-mstack-lost";
+    images.faults.cursor_not_saved = fault == "preempt-cursor-lost";
+    images.faults.slm_not_restored = fault == "preempt-slm-not-restored";
+    images.faults.part_restarts = fault == "preempt-part-restart";
+    images.faults.barrier_unwound = fault == "preempt-barrier-unwound";
     return simt::runners::run_loaded(std::make_shared<const exec::Program>(std::move(p)),
-                                     req.trace);
+                                     req.trace, 0, images);
   });
   return 0;
 }

@@ -1,5 +1,10 @@
 #include "compare.h"
 
+#include <algorithm>
+#include <cstdio>
+
+#include "exec/image.h"
+
 #include "exec/config.h"
 #include "reference.h"
 
@@ -65,6 +70,76 @@ Verdict fail(Verdict v, std::string message, json::Value diff) {
 
 }  // namespace
 
+namespace {
+
+// The field of byte `off` of an image, by name where the image can be read.
+std::string image_field(const std::vector<uint8_t>& image, uint64_t off) {
+  auto img = exec::read_image(image);
+  if (auto* c = std::get_if<exec::ImageContent>(&img)) return exec::describe_image_offset(*c, off);
+  return "byte " + std::to_string(off);
+}
+
+std::string hex32(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// format.expect.image: the image of the last preemption against its sparse
+// expectation.
+Verdict check_image(Verdict v, const ImageWords& x, const RunResult& a) {
+  ++v.checks;
+  if (!a.image)
+    return fail(v, "the launch returned no context image (it was not preempted)",
+                field_diff("image", "an image", json::Value()));
+  const std::vector<uint8_t>& b = *a.image;
+  if (b.size() != x.size)
+    return fail(v,
+                "the context image is " + std::to_string(b.size()) + " bytes, expected " +
+                    std::to_string(x.size),
+                field_diff("image.size", x.size, static_cast<uint64_t>(b.size())));
+  auto word = [&](uint64_t off) {
+    uint32_t w = 0;
+    for (int i = 0; i < 4; ++i) w |= uint32_t{b[off + i]} << (8 * i);
+    return w;
+  };
+  size_t next = 0;  // the next expected word
+  for (uint64_t off = 0; off < b.size();) {
+    if (next < x.words.size() && x.words[next].first == off) {
+      ++v.checks;
+      const uint32_t want = x.words[next].second, got = word(off);
+      if (want != got) {
+        json::Value d = field_diff("image.word", want, got);
+        d["offset"] = off;
+        d["name"] = image_field(b, off);
+        return fail(v,
+                    "context image word at byte " + std::to_string(off) + " (" +
+                        image_field(b, off) + ") is " + hex32(got) + ", expected " + hex32(want),
+                    d);
+      }
+      ++next;
+      off += 4;
+      continue;
+    }
+    if (x.rest) {
+      ++v.checks;
+      if (b[off] != *x.rest) {
+        json::Value d = field_diff("image.byte", *x.rest, b[off]);
+        d["offset"] = off;
+        d["name"] = image_field(b, off);
+        return fail(v,
+                    "context image byte " + std::to_string(off) + " (" + image_field(b, off) +
+                        ") is " + hex32(b[off]) + ", expected " + hex32(*x.rest),
+                    d);
+      }
+    }
+    ++off;
+  }
+  return v;
+}
+
+}  // namespace
+
 Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout& l) {
   Verdict v;
   v.against = "expectation";
@@ -88,6 +163,17 @@ Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout
                 ", expected line " + std::to_string(*x.line) + ": " + a.message,
             field_diff("line", static_cast<int64_t>(*x.line),
                        a.line ? json::Value(static_cast<int64_t>(*a.line)) : json::Value()));
+    }
+    if (x.image_offset) {  // preempt.image.check: the first bad byte of a restored image
+      ++v.checks;
+      if (a.image_offset != x.image_offset)
+        return fail(v,
+                    (a.image_offset ? "the image was rejected at byte " +
+                                          std::to_string(*a.image_offset)
+                                    : std::string("the rejection names no image byte")) +
+                        ", expected byte " + std::to_string(*x.image_offset) + ": " + a.message,
+                    field_diff("image_offset", *x.image_offset,
+                               a.image_offset ? json::Value(*a.image_offset) : json::Value()));
     }
     return v;
   }
@@ -203,6 +289,43 @@ Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout
       }
     }
   }
+  if (x.image) return check_image(v, *x.image, a);
+  return v;
+}
+
+Verdict compare_images(const RunResult& ref, const RunResult& a) {
+  Verdict v;
+  v.against = "reference";
+  ++v.checks;
+  if (!ref.image || !a.image) {
+    if (ref.image.has_value() != a.image.has_value())
+      return fail(v,
+                  std::string("the implementation ") + (a.image ? "returned" : "did not return") +
+                      " a context image, the reference " + (ref.image ? "did" : "did not"),
+                  field_diff("image", ref.image ? "an image" : "none", a.image ? "an image" : "none"));
+    return v;
+  }
+  const std::vector<uint8_t>& r = *ref.image;
+  const std::vector<uint8_t>& b = *a.image;
+  const size_t n = std::min(r.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    ++v.checks;
+    if (r[i] != b[i]) {
+      json::Value d = field_diff("image.byte", r[i], b[i]);
+      d["offset"] = static_cast<uint64_t>(i);
+      d["name"] = image_field(r, i);
+      return fail(v,
+                  "context image byte " + std::to_string(i) + " (" + image_field(r, i) + ") is " +
+                      hex32(b[i]) + ", the reference's is " + hex32(r[i]),
+                  d);
+    }
+  }
+  if (r.size() != b.size())
+    return fail(v,
+                "the context image is " + std::to_string(b.size()) + " bytes, the reference's " +
+                    std::to_string(r.size()),
+                field_diff("image.size", static_cast<uint64_t>(r.size()),
+                           static_cast<uint64_t>(b.size())));
   return v;
 }
 

@@ -32,6 +32,10 @@ Verdict check_expectation(const Expectation& x, const runners::RunResult& actual
 Verdict compare_with_reference(const runners::RunResult& ref, const runners::RunResult& actual,
                                const Layout& l);
 
+// preempt.image: the implementation's context image must be the reference's,
+// byte for byte (the first differing byte is named by its field).
+Verdict compare_images(const runners::RunResult& ref, const runners::RunResult& actual);
+
 // runner.own_scheduler: runs `req` on the reference under round_robin,
 // lowest_pc_first, oldest_first and random with seeds 1, 2, 3 (each run limited to
 // `timeout` seconds, runner.timeout). `depends` is empty when the six outcomes are

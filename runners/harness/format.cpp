@@ -113,7 +113,8 @@ class HeaderReader {
   void run() {
     static const std::set<std::string> allowed = {"id",        "title",    "clauses", "features",
                                                   "requires",  "validate", "matrix",  "expect",
-                                                  "generated", "origin",   "host"};
+                                                  "generated", "origin",   "host",
+                                                  "restore"};
     for (const auto& [k, v] : doc_.as_table())
       if (!allowed.count(k)) err(v, "unknown key '" + k + "'");
     t_.id = str("id", true);
@@ -154,6 +155,7 @@ class HeaderReader {
     }
     matrix();
     expect();
+    if (doc_.contains("restore")) t_.restore = image_words(doc_.at("restore"), "restore", false);
   }
 
  private:
@@ -301,7 +303,8 @@ class HeaderReader {
     }
     t_.expect.raw = to_json(e);
     for (const auto& [k, v] : e.as_table())
-      if (k != "status" && k != "event" && k != "line" && k != "buffers")
+      if (k != "status" && k != "event" && k != "line" && k != "buffers" && k != "image" &&
+          k != "image_offset")
         err(v, "unknown key 'expect." + k + "'");
     if (!e.contains("status") || !e.at("status").is_string()) {
       err(e,
@@ -405,11 +408,86 @@ class HeaderReader {
         }
       }
     }
+    if (e.contains("image")) {  // format.expect.image
+      X.image = image_words(e.at("image"), "expect.image", true);
+      if (X.status == "rejected") err(e.at("image"), "expect.image is for a launch that runs");
+    }
+    if (e.contains("image_offset")) {  // format.expect.rejected, preempt.image.check
+      const auto& o = e.at("image_offset");
+      if (!o.is_integer() || o.as_integer() < 0)
+        err(o, "expect.image_offset must be a byte offset (an integer from 0)");
+      else
+        X.image_offset = static_cast<uint64_t>(o.as_integer());
+      if (X.status != "rejected") err(o, "expect.image_offset is only for status = \"rejected\"");
+    }
     // format.expect.nonempty
-    if (X.status == "completed" && X.buffers.empty())
+    if (X.status == "completed" && X.buffers.empty() && !X.image)
       err(e, "a test expecting completed must check at least one buffer ([expect.buffers.NAME])");
     if (X.status == "trapped" && !X.event_name)
       err(e, "a test expecting trapped must name the event ([expect.event] name = ...)");
+  }
+
+  // format.expect.image, format.restore: `size`, `words` (byte offset -> 32-bit
+  // word) and, for expect.image only, `rest` (the value of every other byte).
+  std::optional<ImageWords> image_words(const toml::value& v, const std::string& what,
+                                        bool rest_allowed) {
+    if (!v.is_table()) {
+      err(v, "'" + what + "' must be a table with 'size' and 'words'");
+      return std::nullopt;
+    }
+    ImageWords w;
+    bool ok = true;
+    for (const auto& [k, x] : v.as_table())
+      if (k != "size" && k != "words" && !(rest_allowed && k == "rest")) {
+        err(x, "unknown key '" + what + "." + k + "'");
+        ok = false;
+      }
+    if (!v.contains("size") || !v.at("size").is_integer() || v.at("size").as_integer() < 0) {
+      err(v, what + ".size must be the image's length in bytes (an integer)");
+      return std::nullopt;
+    }
+    w.size = static_cast<uint64_t>(v.at("size").as_integer());
+    // A restore image is built in memory: at most what a run would accept.
+    if (w.size > (uint64_t{1} << 30)) {
+      err(v.at("size"), what + ".size is larger than 1 GiB");
+      return std::nullopt;
+    }
+    if (v.contains("words")) {
+      const auto& ws = v.at("words");
+      if (!ws.is_table()) {
+        err(ws, what + ".words must be a table of \"OFFSET\" = WORD");
+        return std::nullopt;
+      }
+      for (const auto& [k, x] : ws.as_table()) {
+        uint64_t off = 0;
+        bool digits = !k.empty() && k.size() <= 19;
+        for (char c : k) digits &= c >= '0' && c <= '9';
+        if (digits) off = std::stoull(k);
+        if (!digits || off % 4 != 0 || off + 4 > w.size) {
+          err(x, what + ".words: '" + k.substr(0, 40) +
+                     "' is not the offset of a whole word of the image (a multiple of 4, below "
+                     "size - 3)");
+          ok = false;
+          continue;
+        }
+        if (!x.is_integer() || x.as_integer() < 0 || x.as_integer() > 0xffffffffll) {
+          err(x, what + ".words." + k + " must be a 32-bit word (0 to 0xffffffff)");
+          ok = false;
+          continue;
+        }
+        w.words.emplace_back(off, static_cast<uint32_t>(x.as_integer()));
+      }
+      std::sort(w.words.begin(), w.words.end());
+    }
+    if (v.contains("rest")) {
+      const auto& r = v.at("rest");
+      if (!r.is_integer() || r.as_integer() < 0 || r.as_integer() > 255)
+        err(r, what + ".rest must be a byte value (0 to 255)");
+      else
+        w.rest = static_cast<uint8_t>(r.as_integer());
+    }
+    if (!ok) return std::nullopt;
+    return w;
   }
 
   const host::TomlDoc& toml_;  // the lines of its values are lines of the file
@@ -485,6 +563,17 @@ std::vector<std::string> discover(const std::vector<std::string>& paths, std::st
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+}  // namespace simt::harness
+
+namespace simt::harness {
+
+std::vector<uint8_t> ImageWords::bytes() const {
+  std::vector<uint8_t> b(size, rest.value_or(0));
+  for (const auto& [off, w] : words)
+    for (int i = 0; i < 4; ++i) b[off + i] = static_cast<uint8_t>(w >> (8 * i));
+  return b;
 }
 
 }  // namespace simt::harness

@@ -48,12 +48,25 @@ struct EventField {
   std::string text;  // for `space`; for `lane`, "none" when the event must carry no lane
 };
 
+// format.expect.image, format.restore: a context image given sparsely: its size
+// and 32-bit little-endian words at byte offsets; every other byte 0 (restore), or
+// not checked unless `rest` is given (expect.image).
+struct ImageWords {
+  uint64_t size = 0;
+  std::vector<std::pair<uint64_t, uint32_t>> words;  // by offset, ascending
+  std::optional<uint8_t> rest;                       // expect.image: every other byte
+  // The bytes (restore): zeros with the words written in.
+  std::vector<uint8_t> bytes() const;
+};
+
 struct Expectation {
   std::string status;  // an outcome status or "rejected"
   std::optional<std::string> event_name;
   std::vector<EventField> event_fields;
   std::optional<uint32_t> line;  // rejected: expected line of the first error
   std::vector<BufferExpect> buffers;
+  std::optional<ImageWords> image;        // format.expect.image
+  std::optional<uint64_t> image_offset;   // rejected: a restore's first bad byte (preempt.image.check)
   json::Value raw;  // as written, for reports
 };
 
@@ -73,6 +86,7 @@ struct TestFile {
   std::vector<Settings> configs;       // the expanded matrix (at least one)
   Expectation expect;
   std::vector<syntax::HostStep> host;  // trap.host.toml: `[[host]]`
+  std::optional<ImageWords> restore;   // format.restore: start from this image (preempt.flow.c)
   bool generated = false;
   json::Value origin;
   uint32_t id_line = 0;                          // line of the id key, for duplicate reports

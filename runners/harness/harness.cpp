@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -206,6 +207,8 @@ Prepared prepare(const Case& c, const Options& o) {
   if (t.expect.status == "livelock") p.needs.push_back("livelock");
   if (!t.validate) p.needs.push_back("no_validate");
   if (!t.host.empty()) p.needs.push_back("host");  // trap.host.toml
+  // format.expect.image, format.restore: images compared or restored byte for byte.
+  if (t.expect.image || t.expect.image_offset || t.restore) p.needs.push_back("preempt.image");
   for (const auto& r : t.required) p.needs.push_back(r);
   return p;
 }
@@ -242,6 +245,17 @@ std::string reproduce(const Case& c, const Options& o, bool reference) {
   return cmd + " --trace";
 }
 
+// A result as a record holds it (results.record `actual`, `reference`): a context
+// image by its size only (the bytes were compared; the first difference, if any,
+// is named in `first_diff`).
+json::Value record_result(const RunResult& r) {
+  json::Value v = result_json(r);
+  if (v.is_object())
+    std::erase_if(v.as_object(), [](const auto& kv) { return kv.first == "image"; });
+  if (r.image) v["image_bytes"] = static_cast<uint64_t>(r.image->size());
+  return v;
+}
+
 json::Value base_record(const TestFile& t, const Settings& s) {
   json::Value r;
   r["id"] = t.id;
@@ -265,6 +279,19 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   rec["expected"] = t.expect.raw;
   rec["source"] = t.source;
   if (!t.host.empty()) rec["host"] = host::host_to_toml(t.host);  // trap.host.toml
+  // results.record `preemptions`: the host script's preemption points (preempt.request).
+  json::Array pre;
+  for (const auto& h : t.host) {
+    if (h.kind != syntax::HostKind::Preempt) continue;
+    json::Value e;
+    e["step"] = h.step;
+    e["core"] = h.core == syntax::kAllCores ? json::Value("all") : json::Value(int64_t{h.core});
+    e["flow"] = h.flow == syntax::PreemptFlow::A ? "A" : "B";
+    if (!h.intruder.empty()) e["intruder"] = h.intruder;
+    pre.push_back(std::move(e));
+  }
+  if (!pre.empty()) rec["preemptions"] = std::move(pre);
+  if (t.restore) rec["restore_bytes"] = t.restore->size;  // format.restore
   auto finish = [&](const std::string& status, const std::string& message) {
     bool xf = matches_xfail(runner.xfail(), t.id, c.settings.key());
     std::string st = status;
@@ -294,6 +321,15 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   req.config = p.request;
   req.validate = t.validate;
   req.host = t.host;
+  // preempt.image: the image comes back for the expectation, and for the
+  // differential comparison of a runner that declares byte-exact images.
+  const bool preempts = std::any_of(t.host.begin(), t.host.end(), [](const syntax::HostStep& h) {
+    return h.kind == syntax::HostKind::Preempt;
+  });
+  const bool exact_images = runner.capabilities().extras.count("preempt.image") > 0;
+  req.image = t.expect.image.has_value() ||
+              (preempts && exact_images && o.differential && !runner.is_reference());
+  if (t.restore) req.restore = t.restore->bytes();
   if (own_scheduler) {
     rec["config"]["policy"] = "own";
     PolicyCheck pc = policy_dependence(req, p.layout, o.timeout);
@@ -315,10 +351,10 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   }
   if (actual.kind == RunResult::Kind::Error) {
     rec["checks"] = 0;
-    rec["actual"] = result_json(actual);
+    rec["actual"] = record_result(actual);
     return finish("error", actual.message);
   }
-  rec["actual"] = result_json(actual);
+  rec["actual"] = record_result(actual);
   Verdict v = check_expectation(t.expect, actual, p.layout);
   size_t checks = v.checks;
   if (o.differential && !runner.is_reference()) {
@@ -329,11 +365,38 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
       rec["checks"] = 0;
       return finish("error", "the reference could not run it: " + ref.message);
     }
-    rec["reference"] = result_json(ref);
+    rec["reference"] = record_result(ref);
     if (v.ok) {
       Verdict d = compare_with_reference(ref, actual, p.layout);
       checks += d.checks;
       if (!d.ok) v = d;
+    }
+    // preempt.image: the images byte for byte, then each restored on the other
+    // side (the implementation's on the reference, the reference's on the
+    // implementation) must finish with the reference's outcome.
+    if (v.ok && req.image && ref.image && actual.image) {
+      Verdict d = compare_images(ref, actual);
+      checks += d.checks;
+      if (!d.ok) v = d;
+      for (int side = 0; v.ok && side < 2; ++side) {
+        runners::RunRequest from = req;
+        from.image = false;
+        from.restore = side == 0 ? *actual.image : *ref.image;
+        RunResult r = side == 0 ? runners::run_reference_within(from, o.timeout) : runner.run(from);
+        if (r.kind == RunResult::Kind::Error) {
+          rec["checks"] = 0;
+          return finish("error", std::string(side == 0 ? "the reference" : "the implementation") +
+                                     " could not run from the other's image: " + r.message);
+        }
+        Verdict x = compare_with_reference(ref, r, p.layout);
+        checks += x.checks;
+        if (!x.ok) {
+          x.message = std::string(side == 0 ? "the implementation's image restored on the reference"
+                                            : "the reference's image restored on the implementation") +
+                      ": " + x.message;
+          v = x;
+        }
+      }
     }
   }
   rec["checks"] = static_cast<uint64_t>(checks);
