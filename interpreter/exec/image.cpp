@@ -220,6 +220,27 @@ std::vector<Collect::Item> collect(const WarpState& w0, const LaunchConfig& c) {
   return std::move(v.items);
 }
 
+// preempt.image.check: the header's fields that a launch gives (the core set,
+// the number of instructions, the number of buffers) come before the settings:
+// against a launch they are checked first, in the order of their bytes. The
+// sizes (header, slot, total) are the formulas of the image's own settings,
+// checked once those are read (preempt.image.size).
+void check_launch_header(const ImageExpect& e, uint64_t core_set, uint32_t insns, uint32_t nbuf) {
+  const uint32_t cores = e.cfg.cores;
+  const uint64_t all = cores == 64 ? ~0ull : (uint64_t{1} << cores) - 1;
+  if (core_set == 0 || (core_set & ~all))
+    fail(24, "core set " + hex(core_set) + ": empty or names a core at or past " +
+                 std::to_string(cores));
+  if (e.all_cores && core_set != all)
+    fail(24, "core set " + hex(core_set) + ": a launch starts only from an image of every core");
+  if (insns != e.insns)
+    fail(32, "another program: " + std::to_string(insns) + " instructions in the image, " +
+                 std::to_string(e.insns) + " in the program");
+  if (nbuf != e.buffer_bytes.size())
+    fail(36, "another configuration: " + std::to_string(nbuf) + " buffers in the image, " +
+                 std::to_string(e.buffer_bytes.size()) + " in the program");
+}
+
 }  // namespace
 
 std::variant<ImageContent, ImageError> read_image(std::span<const uint8_t> bytes,
@@ -238,6 +259,7 @@ std::variant<ImageContent, ImageError> read_image(std::span<const uint8_t> bytes
     const uint32_t insns = b.u32(32);
     const uint32_t nbuf = b.u32(36);
     const uint32_t slot = b.u32(40);
+    if (expect) check_launch_header(*expect, core_set, insns, nbuf);
     if (uint32_t t = b.u32(44); t != kImageSettings)
       fail(44, "another configuration: the image has " + std::to_string(t) +
                    " launch settings, this reader " + std::to_string(kImageSettings));

@@ -2,6 +2,7 @@
 #include <bitset>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +24,21 @@ using syntax::Stmt;
 using syntax::StmtKind;
 
 namespace {
+
+// preempt.valid.mode: the privileged instructions by direction (context.def).
+constexpr isa::Op kCtxSaves[] = {
+#define SIMT_CTX_FIELD(id, name, summary) isa::Op::CtxSave##id,
+#include "isa/context.def"
+#undef SIMT_CTX_FIELD
+};
+constexpr isa::Op kCtxLoads[] = {
+#define SIMT_CTX_FIELD(id, name, summary) isa::Op::CtxLoad##id,
+#include "isa/context.def"
+#undef SIMT_CTX_FIELD
+};
+bool is_one_of(std::span<const isa::Op> ops, isa::Op op) {
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
 
 bool per_lane(const syntax::Value& v) {
   return v.file == RegFile::V || (v.file == RegFile::Special &&
@@ -335,7 +351,9 @@ class Validator {
   bool has_buffer(const std::string& n) const { return buffer_names_.contains(n); }
 
   // The kinds of code an instruction is (trap.terms, preempt.valid.mode), as bits.
-  enum : uint8_t { kUser = 1, kHandler = 2, kSystem = 4 };
+  // System code is what the save entry reaches (kSave) and what the restore entry
+  // reaches (kRestore).
+  enum : uint8_t { kUser = 1, kHandler = 2, kSave = 4, kRestore = 8, kSystem = kSave | kRestore };
 
   // ---- valid.flow.*: abstract interpretation of the mask stack -------------------
   // The abstract state is the sequence of mask-stack entry kinds pushed since the
@@ -384,10 +402,10 @@ class Validator {
     };
     for (const auto* h : handlers)
       add_root(*h, flow::Context::Handler, kHandler, "handler entry", "trap.valid.mode");
-    for (const auto* e : {&p_.sys_save, &p_.sys_restore})
+    for (const auto& [e, mode] :
+         {std::pair{&p_.sys_save, kSave}, std::pair{&p_.sys_restore, kRestore}})
       if (e->value)
-        add_root(*e, flow::Context::System, kSystem, "system routine entry",
-                 "preempt.valid.entries");
+        add_root(*e, flow::Context::System, mode, "system routine entry", "preempt.valid.entries");
     const size_t roots = entries.size();
     // trap.vector: the targets of every vcall, the entries of every table in order.
     for (const auto& t : p_.vtables)
@@ -533,17 +551,28 @@ class Validator {
       }
       // preempt.valid.mode: system code is system code only, and holds only system
       // instructions and nop.
-      if ((pc_mode[pc] & kSystem) && pc_mode[pc] != kSystem) {
+      if ((pc_mode[pc] & kSystem) && (pc_mode[pc] & ~kSystem)) {
         err(s.span,
             std::string("this instruction is both system code and ") +
                 (pc_mode[pc] & kUser ? "user" : "handler") + " code",
             "preempt.valid.mode");
         continue;
       }
-      if (pc_mode[pc] == kSystem && isa::info(s.op).mode != isa::Mode::System &&
+      if ((pc_mode[pc] & kSystem) && isa::info(s.op).mode != isa::Mode::System &&
           s.op != isa::Op::Nop) {
-        err(s.span, mn + " in system code: the system routine runs only ctx.save.*, ctx.load.*, "
-                         "sysret and nop", "preempt.valid.mode");
+        err(s.span,
+            mn + " in system code: the system routine runs only ctx.save.*, ctx.load.*, "
+                 "sysret and nop",
+            "preempt.valid.mode");
+        continue;
+      }
+      // preempt.valid.mode: a save loads no field and a restore saves none.
+      if ((pc_mode[pc] & kSave) && is_one_of(kCtxLoads, s.op)) {
+        err(s.span, mn + " in the save routine: it only saves fields", "preempt.valid.mode");
+        continue;
+      }
+      if ((pc_mode[pc] & kRestore) && is_one_of(kCtxSaves, s.op)) {
+        err(s.span, mn + " in the restore routine: it only loads fields", "preempt.valid.mode");
         continue;
       }
       switch (isa::info(s.op).mode) {
