@@ -78,6 +78,12 @@ TEST(Faults, EverySemanticFaultIsFoundWithItsFirstDifference) {
       {"empty-part-not-skipped", "wave.union"},
       {"shared-private", "wave.shared"},
       {"scalar-once-per-region", "wave.scalar"},
+      // spec/preempt.md: each fault breaks one step of a save or a restore.
+      {"preempt-mstack-lost", "preempt.flow.a.nested_if_else"},
+      {"preempt-cursor-lost", "preempt.sched.round_robin"},
+      {"preempt-slm-not-restored", "preempt.intruder"},
+      {"preempt-part-restart", "preempt.stop.subvector"},
+      {"preempt-barrier-unwound", "preempt.barrier"},
   };
   for (const auto& [fault, topic] : fault_to_test) {
     auto r = run_suite(fault, "*" + topic + "*");

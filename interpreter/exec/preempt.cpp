@@ -149,8 +149,10 @@ std::optional<Status> PreemptUnit::save(uint64_t core_set) {
     put_u32(img, kImageHeaderFixed + 8 * uint64_t{kImageSettings} + 4 * i, l.buffer_bytes[i]);
   // 3. Routine: each warp in slot order, to its sysret.
   for (size_t i = 0; i < l.warps.size(); ++i)
-    if (!routine(l.warps[i], l.slot_offset(i), *m_.prog_->sys_save, true, l))
+    if (!routine(l.warps[i], l.slot_offset(i), *m_.prog_->sys_save, true, l)) {
+      image_.clear();  // preempt.sysmode.events: a save that faults writes no image
       return Status::Trapped;
+    }
   // 4. DMA: each core's windows.
   sync_windows_to_device();
   uint64_t off = l.slm_offset;
