@@ -166,11 +166,13 @@ void register_run(CLI::App& app, int& exit_code) {
       "--preempt-at", args->preempt_at,
       "preempt the launch when N steps have run (preempt.request; after the host script's "
       "actions at that step)");
-  cmd->add_option("--flow", args->flow, "the preemption's flow: A (checkpoint) or B (save, "
-                                        "intruder, restore); default A");
+  cmd->add_option("--flow", args->flow,
+                  "the preemption's flow: A (checkpoint) or B (save, "
+                  "intruder, restore); default A");
   cmd->add_option("--core", args->core, "the core to preempt, or all (default)");
-  cmd->add_option("--intruder", args->intruder, "flow B: a program to run between the save and "
-                                                "the restore (preempt.intruder)");
+  cmd->add_option("--intruder", args->intruder,
+                  "flow B: a program to run between the save and "
+                  "the restore (preempt.intruder)");
   cmd->add_option("--image", args->image, "write the last preemption's context image to OUT");
   cmd->add_option("--restore", args->restore,
                   "start the launch from a context image (flow C, preempt.flow.c)");

@@ -236,9 +236,8 @@ std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& tex
   if (const auto* v = r.find(c, "extras")) {
     list.clear();
     if (auto e = r.strings(*v, "capabilities.extras", list)) return *e;
-    static constexpr std::string_view kExtras[] = {"validate",      "livelock", "trace",
-                                                   "no_validate",   "own_scheduler", "host",
-                                                   "preempt.image"};
+    static constexpr std::string_view kExtras[] = {
+        "validate", "livelock", "trace", "no_validate", "own_scheduler", "host", "preempt.image"};
     if (auto e = r.names(
             *v, list, "capabilities.extras", "extra",
             [](const std::string& x) { return std::ranges::find(kExtras, x) != std::end(kExtras); },

@@ -5,9 +5,9 @@
 #include <variant>
 
 #include "exec/outcome.h"
+#include "exec/preempt.h"
 #include "host/host.h"
 #include "model.h"
-#include "exec/preempt.h"
 #include "runner.h"
 
 namespace simt::runners {

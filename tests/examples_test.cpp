@@ -13,7 +13,6 @@
 #include <iterator>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <random>
 #include <set>
 #include <sstream>

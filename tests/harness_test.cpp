@@ -1662,7 +1662,6 @@ TEST(Results, StreamReadsBackAndSurvivesTruncation) {
   fs::remove_all(dir);
 }
 
-
 // ---- preemption: protocol 1.2, the image expectation, images compared and exchanged ----
 
 // A test whose launch is preempted (flow B, an intruder that overwrites SLM) at a
@@ -1832,8 +1831,9 @@ TEST(Preempt, ImageExpectationsAreCheckedWordByWordAndNamed) {
   // Every non-zero word, and rest = 0: the exact bytes.
   std::string words;
   for (size_t off = 0; off < img.size(); off += 4)
-    if (word(off)) words += (words.empty() ? "" : ", ") + ("\"" + std::to_string(off) + "\" = ") +
-                            std::to_string(word(off));
+    if (word(off))
+      words += (words.empty() ? "" : ", ") + ("\"" + std::to_string(off) + "\" = ") +
+               std::to_string(word(off));
   const std::string exact = "; [expect.image]\n; size = " + std::to_string(img.size()) +
                             "\n; words = { " + words + " }\n; rest = 0\n";
   FunctionRunner same([](const runners::RunRequest& r) { return runners::run_reference(r); });

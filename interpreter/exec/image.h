@@ -149,8 +149,8 @@ namespace simt::exec {
 // The privileged instructions' moves (preempt.ctx): field `f` of warp `w` to or from
 // the slot at byte `slot` of an image laid out as `layout`. load_field expects an
 // image that read_image accepted.
-void save_field(std::span<uint8_t> image, uint64_t slot, const ImageLayout& layout,
-                isa::CtxField f, WarpState& w);
+void save_field(std::span<uint8_t> image, uint64_t slot, const ImageLayout& layout, isa::CtxField f,
+                WarpState& w);
 void load_field(std::span<const uint8_t> image, uint64_t slot, const ImageLayout& layout,
                 isa::CtxField f, WarpState& w);
 

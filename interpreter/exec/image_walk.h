@@ -131,12 +131,12 @@ void walk_field(V& v, isa::CtxField f, WarpState& w, const LaunchConfig& c) {
       v.u32(CtxPart{f, "user_part"}, part, in ? parts - 1 : 0);
       w.user_part = static_cast<uint8_t>(part);
       v.require(mode == 1 || part == 0, "a set-aside part other than 0 in normal mode");
-      walk_detail::mask_stack(v, f, "user_mstack.depth", "user_mstack.saved",
-                              "user_mstack.other", "user_mstack.kind", "user_mstack.pad",
-                              "user_mstack.unused", w.user_mask_stack, in ? c.mask_depth : 0);
+      walk_detail::mask_stack(v, f, "user_mstack.depth", "user_mstack.saved", "user_mstack.other",
+                              "user_mstack.kind", "user_mstack.pad", "user_mstack.unused",
+                              w.user_mask_stack, in ? c.mask_depth : 0);
       if (!in) v.zero(CtxPart{f, "user_mstack.unused"}, 24 * c.mask_depth);
-      walk_detail::pc_stack(v, f, "user_pcstack.depth", "user_pcstack.entry",
-                            "user_pcstack.unused", w.user_pc_stack, in ? c.call_depth : 0);
+      walk_detail::pc_stack(v, f, "user_pcstack.depth", "user_pcstack.entry", "user_pcstack.unused",
+                            w.user_pc_stack, in ? c.call_depth : 0);
       if (!in) v.zero(CtxPart{f, "user_pcstack.unused"}, 4 * c.call_depth);
       return;
     }

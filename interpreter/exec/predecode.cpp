@@ -270,9 +270,9 @@ uint64_t fingerprint(const Program& p) {
     for (uint32_t e : t) u64(e);
   }
   for (const auto& a : p.host)  // trap.host
-    for (uint64_t v : {a.step, uint64_t{static_cast<uint8_t>(a.kind)},
-                       uint64_t{static_cast<uint32_t>(a.core)}, uint64_t{a.value},
-                       uint64_t{static_cast<uint8_t>(a.flow)}})
+    for (uint64_t v :
+         {a.step, uint64_t{static_cast<uint8_t>(a.kind)}, uint64_t{static_cast<uint32_t>(a.core)},
+          uint64_t{a.value}, uint64_t{static_cast<uint8_t>(a.flow)}})
       u64(v);
   u64(p.sys_save ? uint64_t{*p.sys_save} + 1 : 0);  // preempt.routine
   u64(p.sys_restore ? uint64_t{*p.sys_restore} + 1 : 0);
@@ -308,8 +308,8 @@ std::optional<Program> predecode(const syntax::Program& ex, const LaunchConfig& 
   prog.text.reserve(pc);
   prog.spans.reserve(pc);
   // preempt.routine: the system routine's entries.
-  for (auto [dir, entry] : {std::pair{&ex.sys_save, &prog.sys_save},
-                            std::pair{&ex.sys_restore, &prog.sys_restore}}) {
+  for (auto [dir, entry] :
+       {std::pair{&ex.sys_save, &prog.sys_save}, std::pair{&ex.sys_restore, &prog.sys_restore}}) {
     if (!dir->value) continue;
     auto it = labels.find(*dir->value);
     if (it == labels.end()) {

@@ -171,14 +171,14 @@ inline constexpr int32_t kAllCores = -1;
 struct HostStep {
   uint64_t step = 0;
   HostKind kind = HostKind::Interrupt;
-  int32_t core = kAllCores;  // a core index, or kAllCores ("all")
-  uint32_t code = 0;         // interrupt
-  bool on = false;           // single_step
-  std::string name;          // bind_tba: the label; bind_vtable: the table
+  int32_t core = kAllCores;           // a core index, or kAllCores ("all")
+  uint32_t code = 0;                  // interrupt
+  bool on = false;                    // single_step
+  std::string name;                   // bind_tba: the label; bind_vtable: the table
   PreemptFlow flow = PreemptFlow::A;  // preempt
   std::string intruder;               // preempt, flow B: the intruder program's text, or empty
-  std::string origin;        // where it was written (a file name), for messages
-  Span span;                 // its position there (line 0: not known)
+  std::string origin;                 // where it was written (a file name), for messages
+  Span span;                          // its position there (line 0: not known)
   bool operator==(const HostStep& o) const {
     return step == o.step && kind == o.kind && core == o.core && code == o.code && on == o.on &&
            name == o.name && flow == o.flow && intruder == o.intruder;

@@ -581,8 +581,8 @@ int main(int argc, char** argv) {
     images.faults.slm_not_restored = fault == "preempt-slm-not-restored";
     images.faults.part_restarts = fault == "preempt-part-restart";
     images.faults.barrier_unwound = fault == "preempt-barrier-unwound";
-    return simt::runners::run_loaded(std::make_shared<const exec::Program>(std::move(p)),
-                                     req.trace, 0, images);
+    return simt::runners::run_loaded(std::make_shared<const exec::Program>(std::move(p)), req.trace,
+                                     0, images);
   });
   return 0;
 }

@@ -167,13 +167,13 @@ Verdict check_expectation(const Expectation& x, const RunResult& a, const Layout
     if (x.image_offset) {  // preempt.image.check: the first bad byte of a restored image
       ++v.checks;
       if (a.image_offset != x.image_offset)
-        return fail(v,
-                    (a.image_offset ? "the image was rejected at byte " +
-                                          std::to_string(*a.image_offset)
-                                    : std::string("the rejection names no image byte")) +
-                        ", expected byte " + std::to_string(*x.image_offset) + ": " + a.message,
-                    field_diff("image_offset", *x.image_offset,
-                               a.image_offset ? json::Value(*a.image_offset) : json::Value()));
+        return fail(
+            v,
+            (a.image_offset ? "the image was rejected at byte " + std::to_string(*a.image_offset)
+                            : std::string("the rejection names no image byte")) +
+                ", expected byte " + std::to_string(*x.image_offset) + ": " + a.message,
+            field_diff("image_offset", *x.image_offset,
+                       a.image_offset ? json::Value(*a.image_offset) : json::Value()));
     }
     return v;
   }
@@ -299,10 +299,11 @@ Verdict compare_images(const RunResult& ref, const RunResult& a) {
   ++v.checks;
   if (!ref.image || !a.image) {
     if (ref.image.has_value() != a.image.has_value())
-      return fail(v,
-                  std::string("the implementation ") + (a.image ? "returned" : "did not return") +
-                      " a context image, the reference " + (ref.image ? "did" : "did not"),
-                  field_diff("image", ref.image ? "an image" : "none", a.image ? "an image" : "none"));
+      return fail(
+          v,
+          std::string("the implementation ") + (a.image ? "returned" : "did not return") +
+              " a context image, the reference " + (ref.image ? "did" : "did not"),
+          field_diff("image", ref.image ? "an image" : "none", a.image ? "an image" : "none"));
     return v;
   }
   const std::vector<uint8_t>& r = *ref.image;
@@ -321,11 +322,11 @@ Verdict compare_images(const RunResult& ref, const RunResult& a) {
     }
   }
   if (r.size() != b.size())
-    return fail(v,
-                "the context image is " + std::to_string(b.size()) + " bytes, the reference's " +
-                    std::to_string(r.size()),
-                field_diff("image.size", static_cast<uint64_t>(r.size()),
-                           static_cast<uint64_t>(b.size())));
+    return fail(
+        v,
+        "the context image is " + std::to_string(b.size()) + " bytes, the reference's " +
+            std::to_string(r.size()),
+        field_diff("image.size", static_cast<uint64_t>(r.size()), static_cast<uint64_t>(b.size())));
   return v;
 }
 

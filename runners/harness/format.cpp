@@ -113,8 +113,7 @@ class HeaderReader {
   void run() {
     static const std::set<std::string> allowed = {"id",        "title",    "clauses", "features",
                                                   "requires",  "validate", "matrix",  "expect",
-                                                  "generated", "origin",   "host",
-                                                  "restore"};
+                                                  "generated", "origin",   "host",    "restore"};
     for (const auto& [k, v] : doc_.as_table())
       if (!allowed.count(k)) err(v, "unknown key '" + k + "'");
     t_.id = str("id", true);
@@ -160,8 +159,9 @@ class HeaderReader {
     // so the program sets it (else the harness's cap, which `--max-steps` changes,
     // would be part of the expectation).
     if ((t_.expect.image || t_.restore) && !t_.sets_max_steps)
-      errs_.push_back({t_.expect_line, "a test with [expect.image] or [restore] sets .max_steps "
-                                       "in its program: the image holds it"});
+      errs_.push_back({t_.expect_line,
+                       "a test with [expect.image] or [restore] sets .max_steps "
+                       "in its program: the image holds it"});
   }
 
  private:

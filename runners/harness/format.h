@@ -65,9 +65,10 @@ struct Expectation {
   std::vector<EventField> event_fields;
   std::optional<uint32_t> line;  // rejected: expected line of the first error
   std::vector<BufferExpect> buffers;
-  std::optional<ImageWords> image;        // format.expect.image
-  std::optional<uint64_t> image_offset;   // rejected: a restore's first bad byte (preempt.image.check)
-  json::Value raw;  // as written, for reports
+  std::optional<ImageWords> image;  // format.expect.image
+  std::optional<uint64_t>
+      image_offset;  // rejected: a restore's first bad byte (preempt.image.check)
+  json::Value raw;   // as written, for reports
 };
 
 struct TestFile {

@@ -384,8 +384,7 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
       // image of one core is compared, not exchanged (runner.preempt).
       auto read = exec::read_image(*ref.image);
       const auto* whole = std::get_if<exec::ImageContent>(&read);
-      const bool every_core =
-          whole && whole->layout.cores.size() == whole->layout.cfg.cores;
+      const bool every_core = whole && whole->layout.cores.size() == whole->layout.cfg.cores;
       for (int side = 0; v.ok && every_core && side < 2; ++side) {
         runners::RunRequest from = req;
         from.image = false;
@@ -399,9 +398,10 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
         Verdict x = compare_with_reference(ref, r, p.layout);
         checks += x.checks;
         if (!x.ok) {
-          x.message = std::string(side == 0 ? "the implementation's image restored on the reference"
-                                            : "the reference's image restored on the implementation") +
-                      ": " + x.message;
+          x.message =
+              std::string(side == 0 ? "the implementation's image restored on the reference"
+                                    : "the reference's image restored on the implementation") +
+              ": " + x.message;
           v = x;
         }
       }
