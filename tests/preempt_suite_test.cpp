@@ -1,4 +1,4 @@
-// ci: not sanitized: runs every configuration of the preemption suite with its image (3.7 min under ASan; the image reader it exercises is covered by preempt_test and fuzz_image there)
+// ci: not sanitized: every configuration of the preemption suite (3.7 min under ASan)
 // The preemption suite's images (spec/preempt.md, preempt.tool.image): every
 // configuration of every test in suites/preempt/ that preempts its launch is run
 // on the reference with its image asked for, and the image must read back
