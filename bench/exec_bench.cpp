@@ -34,6 +34,7 @@
 
 #include "exec/machine.h"
 #include "host/host.h"
+#include "sysroutine.h"
 
 namespace {
 
@@ -218,7 +219,8 @@ constexpr uint32_t kAluIters = 4000;
 
 // One or more warps, all lanes active: a scalar counted loop (add, cmp, cbr back
 // edge: 3 instructions) around the 32-instruction ALU body.
-Case alu_loop(uint32_t wave, uint32_t warps, uint32_t iters, bool livelock = true) {
+// Its source: `.warps`, the `out` buffer, the loop, the fold and the store.
+std::string alu_loop_source(uint32_t warps, uint32_t iters) {
   std::string src = ".warps " + std::to_string(warps) + "\n";
   src += ".buffer out u32[threads] out\n";
   src += text(kPrologue, "    ");
@@ -234,7 +236,11 @@ Case alu_loop(uint32_t wave, uint32_t warps, uint32_t iters, bool livelock = tru
   src += "    shl v14, v14, 2\n";
   src += "    st out[v14], v13\n";
   src += "    exit\n";
-  Case c = load(src, wave, livelock);
+  return src;
+}
+
+Case alu_loop(uint32_t wave, uint32_t warps, uint32_t iters, bool livelock = true) {
+  Case c = load(alu_loop_source(warps, iters), wave, livelock);
   for (uint32_t l = 0; l < wave; ++l) {
     Regs r{};
     model(kPrologue, r, l);
@@ -412,57 +418,13 @@ BENCHMARK(BM_Construct)->ArgName("wave")->Arg(32)->Arg(64)->Unit(benchmark::kMic
 // The reported Time is the preempted launch (manual timing).
 constexpr uint32_t kPreemptions = 20;
 
-const char* kSysRoutine = R"(sys_save:
-    ctx.save.vregs
-    ctx.save.sregs
-    ctx.save.preds
-    ctx.save.pc
-    ctx.save.exec
-    ctx.save.live
-    ctx.save.status
-    ctx.save.sp
-    ctx.save.mode
-    ctx.save.mstack
-    ctx.save.pcstack
-    ctx.save.handler
-    ctx.save.owed
-    sysret
-sys_restore:
-    ctx.load.vregs
-    ctx.load.sregs
-    ctx.load.preds
-    ctx.load.pc
-    ctx.load.exec
-    ctx.load.live
-    ctx.load.status
-    ctx.load.sp
-    ctx.load.mode
-    ctx.load.mstack
-    ctx.load.pcstack
-    ctx.load.handler
-    ctx.load.owed
-    sysret
-)";
-
 void preempt_case(benchmark::State& state) {
   const auto wave = static_cast<uint32_t>(state.range(0));
   const auto warps = static_cast<uint32_t>(state.range(1));
-  std::string src = ".warps " + std::to_string(warps) + "\n.slm 4096\n.sys_save sys_save\n" +
-                    ".sys_restore sys_restore\n.buffer out u32[threads] out\n";
-  src += text(kPrologue, "    ");
-  src += "    mov s0, 0\n";
-  src += "top:\n";
-  src += text(kAluBody, "    ");
-  src += "    add s0, s0, 1\n";
-  src += "    cmp.lt p0, s0, 100\n";
-  src += "    cbr p0, top\n";
-  src += text(fold(8), "    ");
-  src += "    mul s1, %gwarp, %wave\n";
-  src += "    add v14, %lane, s1\n";
-  src += "    shl v14, v14, 2\n";
-  src += "    st out[v14], v13\n";
-  src += "    exit\n";
-  src += kSysRoutine;
+  // The ALU loop (100 iterations) with 4 KiB of SLM and the system routine after it.
+  std::string src =
+      ".slm 4096\n.sys_save sys_save\n.sys_restore sys_restore\n" + alu_loop_source(warps, 100);
+  src += simt::gen::kSysRoutine;  // suites/lib/sysroutine.simtlib
   simt::host::LoadOptions opt;
   opt.cli.wave = wave;
   auto plain = simt::host::load(src, opt);

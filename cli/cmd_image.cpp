@@ -14,7 +14,7 @@ namespace {
 std::optional<exec::ImageContent> read_image_file(const std::string& path) {
   std::vector<uint8_t> bytes;
   std::string err;
-  if (!read_binary(path, bytes, err)) {
+  if (!host::read_binary(path, bytes, err)) {
     std::cerr << "simtspec: " << err << "\n";
     return std::nullopt;
   }

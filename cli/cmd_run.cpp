@@ -92,7 +92,7 @@ int run(const RunArgs& a) {
   if (!a.restore.empty()) {  // preempt.flow.c
     std::vector<uint8_t> bytes;
     std::string err;
-    if (!read_binary(a.restore, bytes, err)) {
+    if (!host::read_binary(a.restore, bytes, err)) {
       std::cerr << "simtspec: " << err << "\n";
       return kExitUsage;
     }

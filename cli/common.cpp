@@ -211,39 +211,3 @@ std::string absolute_arg(const std::string& arg) {
 }
 
 }  // namespace simt::cli
-
-namespace simt::cli {
-
-// preempt.tool.run, preempt.tool.image: a context image is at most 1 GiB (the
-// state limit, the buffers and the SLM of the largest launch fit well within).
-bool read_binary(const std::string& path, std::vector<uint8_t>& out, std::string& err) {
-  constexpr uint64_t kMaxImageBytes = uint64_t{1} << 30;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    err = "cannot read '" + path + "': it is a directory, not a file";
-    return false;
-  }
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    err = "cannot open '" + path + "'";
-    return false;
-  }
-  out.clear();
-  char buf[1 << 16];
-  while (f.read(buf, sizeof buf) || f.gcount() > 0) {
-    if (out.size() + static_cast<size_t>(f.gcount()) > kMaxImageBytes) {
-      err = "cannot read '" + path + "': larger than 1 GiB";
-      out.clear();
-      return false;
-    }
-    out.insert(out.end(), buf, buf + f.gcount());
-    if (!f) break;
-  }
-  if (f.bad()) {
-    err = "cannot read '" + path + "'";
-    return false;
-  }
-  return true;
-}
-
-}  // namespace simt::cli

@@ -31,9 +31,6 @@ struct LaunchFlags {
   std::optional<host::LoadOptions> options() const;
 };
 
-// Reads a whole binary file (at most host::kMaxInputBytes); false with a message.
-bool read_binary(const std::string& path, std::vector<uint8_t>& out, std::string& err);
-
 // Reads and loads a program; prints `file:line:col: message` diagnostics to stderr.
 std::optional<host::Loaded> load_file(const std::string& path, const host::LoadOptions& opt,
                                       std::string* text_out = nullptr);

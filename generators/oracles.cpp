@@ -559,6 +559,34 @@ Check roundtrip(const Program& p, const std::string& text, OracleContext&) {
   return c;
 }
 
+// The comparison's layout of a generated program (runner.firstdiff).
+harness::Layout layout_of(const Program& p) {
+  harness::Layout l;
+  l.wave = p.wave;
+  l.simd = p.wave;
+  l.warps = p.warps;
+  l.workgroups = p.workgroups;
+  return l;
+}
+
+// oracle.invariant.differential, oracle.invariant.image_exchange: runs `req` on
+// the implementation and compares its outcome with the reference's `ref`. False
+// when `c` is the check's answer (unsupported, an error, a difference).
+bool implementation_matches(const Program& p, const runners::RunRequest& req,
+                            const runners::RunResult& ref, OracleContext& ctx, Check& c,
+                            runners::RunResult& got) {
+  got = ctx.runner->run(req);
+  if (got.kind == runners::RunResult::Kind::Unsupported) {
+    c.unsupported = "the implementation: " + got.message;
+    return false;
+  }
+  if (got.kind == runners::RunResult::Kind::Error)
+    return c.ok = false, c.message = run_error(*ctx.runner, got), false;
+  harness::Verdict v = harness::compare_with_reference(ref, got, layout_of(p));
+  if (!v.ok) return c.ok = false, c.message = ctx.runner->name() + ": " + v.message, false;
+  return true;
+}
+
 // oracle.invariant.differential
 Check differential(const Program& p, const std::string& text, OracleContext& ctx) {
   Check c;
@@ -571,20 +599,8 @@ Check differential(const Program& p, const std::string& text, OracleContext& ctx
   c.expected = ref.outcome;
   if (!status_as_intended(p, ref.outcome.status, "on the reference the program", c)) return c;
   if (!runnable(*loaded, req, ctx, c)) return c;
-  runners::RunResult got = ctx.runner->run(req);
-  if (got.kind == runners::RunResult::Kind::Unsupported) {
-    c.unsupported = "the implementation: " + got.message;
-    return c;
-  }
-  if (got.kind == runners::RunResult::Kind::Error)
-    return c.ok = false, c.message = run_error(*ctx.runner, got), c;
-  harness::Layout l;
-  l.wave = p.wave;
-  l.simd = p.wave;
-  l.warps = p.warps;
-  l.workgroups = p.workgroups;
-  harness::Verdict v = harness::compare_with_reference(ref, got, l);
-  if (!v.ok) return c.ok = false, c.message = ctx.runner->name() + ": " + v.message, c;
+  runners::RunResult got;
+  if (!implementation_matches(p, req, ref, ctx, c, got)) return c;
   return c;
 }
 
@@ -899,20 +915,8 @@ Check image_exchange(const Program& p, const std::string&, OracleContext& ctx) {
   runners::RunResult ref = runners::run_reference(req);
   c.expected = ref.outcome;
   if (!ref.image) return failing("the reference returned no image of its preemption");
-  runners::RunResult got = ctx.runner->run(req);
-  if (got.kind == runners::RunResult::Kind::Unsupported) {
-    c.unsupported = "the implementation: " + got.message;
-    return c;
-  }
-  if (got.kind == runners::RunResult::Kind::Error)
-    return c.ok = false, c.message = run_error(*ctx.runner, got), c;
-  harness::Layout l;
-  l.wave = p.wave;
-  l.simd = p.wave;
-  l.warps = p.warps;
-  l.workgroups = p.workgroups;
-  harness::Verdict v = harness::compare_with_reference(ref, got, l);
-  if (!v.ok) return c.ok = false, c.message = ctx.runner->name() + ": " + v.message, c;
+  runners::RunResult got;
+  if (!implementation_matches(p, req, ref, ctx, c, got)) return c;
   if (!got.image)
     return c.ok = false, c.message = ctx.runner->name() + " returned no image of its preemption", c;
   // runner.preempt: byte-exact images, the first difference named by its field.
@@ -929,7 +933,7 @@ Check image_exchange(const Program& p, const std::string&, OracleContext& ctx) {
       return c.ok = false, c.message = who + ": " + r.message, c;
     if (r.kind == runners::RunResult::Kind::Rejected)
       return c.ok = false, c.message = who + ": rejected: " + r.message, c;
-    harness::Verdict x = harness::compare_with_reference(ref, r, l);
+    harness::Verdict x = harness::compare_with_reference(ref, r, layout_of(p));
     if (!x.ok) return c.ok = false, c.message = who + ": " + x.message, c;
   }
   return c;

@@ -218,6 +218,36 @@ class FuzzCommand : public test::TempDirSuite<FuzzCommand> {
   static test::CommandResult simtspec(const std::string& args) {
     return test::run_command(SIMT_BINARY_DIR "/simtspec", args, dir());
   }
+
+  // `simtspec fuzz --invariant differential` with seed 20261122 and `count`
+  // programs against `fault`, its regression tests written to `out`; the run,
+  // and the size the failure was shrunk to (-1 when not reported).
+  struct Found {
+    test::CommandResult r;
+    int instructions = -1;
+  };
+  static Found fuzz_differential(const char* fault, int count, const fs::path& out) {
+    const fs::path runner = dir() / (std::string(fault) + ".toml");
+    test::write_all(runner, test::faulty_runner_toml(fault));
+    Found f;
+    f.r =
+        simtspec("fuzz --invariant differential --seed 20261122 --count " + std::to_string(count) +
+                 " --jobs 2 --runner " + test::shell_quote(runner.string()) + " --out " +
+                 test::shell_quote(out.string()));
+    const std::string shrunk = "differential: shrunk to ";
+    if (auto at = f.r.out.find(shrunk); at != std::string::npos)
+      f.instructions = std::atoi(f.r.out.c_str() + at + shrunk.size());
+    return f;
+  }
+
+  // The regression tests (*.simt) in `out`.
+  static std::vector<fs::path> regression_files(const fs::path& out) {
+    std::vector<fs::path> files;
+    if (fs::exists(out))
+      for (const auto& e : fs::directory_iterator(out))
+        if (e.path().extension() == ".simt") files.push_back(e.path());
+    return files;
+  }
 };
 
 // The oracles can fail (oracle.invariant.differential, oracle.shrink,
@@ -228,25 +258,16 @@ class FuzzCommand : public test::TempDirSuite<FuzzCommand> {
 TEST_F(FuzzCommand, DifferentialFindsEveryPlantedFault) {
   for (const char* fault : kFaults) {
     SCOPED_TRACE(fault);
-    const fs::path runner = dir() / (std::string(fault) + ".toml");
     const fs::path out = dir() / (std::string("regress_") + fault);
-    test::write_all(runner, test::faulty_runner_toml(fault));
-    auto r =
-        simtspec("fuzz --invariant differential --seed 20261122 --count 4000 --jobs 2 --runner " +
-                 test::shell_quote(runner.string()) + " --out " + test::shell_quote(out.string()));
+    const Found found = fuzz_differential(fault, 4000, out);
+    const test::CommandResult& r = found.r;
     ASSERT_TRUE(r.exited);
     ASSERT_EQ(r.code, 1) << r.out << r.err;
-    const std::string shrunk = "differential: shrunk to ";
-    auto at = r.out.find(shrunk);
-    ASSERT_NE(at, std::string::npos) << r.out;
-    const int instructions = std::atoi(r.out.c_str() + at + shrunk.size());
-    EXPECT_GE(instructions, 1) << r.out;
-    EXPECT_LE(instructions, 16) << r.out;  // as max_instructions() above
+    ASSERT_NE(found.instructions, -1) << r.out;
+    EXPECT_GE(found.instructions, 1) << r.out;
+    EXPECT_LE(found.instructions, 16) << r.out;  // as max_instructions() above
     // The regression test it wrote, named by the seed of its [origin] (oracle.regress).
-    std::vector<fs::path> files;
-    if (fs::exists(out))
-      for (const auto& e : fs::directory_iterator(out))
-        if (e.path().extension() == ".simt") files.push_back(e.path());
+    const std::vector<fs::path> files = regression_files(out);
     ASSERT_EQ(files.size(), 1u) << r.out;
     const std::string seed_key = "FAILED on program seed ";
     const size_t sk = r.out.find(seed_key);
@@ -258,7 +279,7 @@ TEST_F(FuzzCommand, DifferentialFindsEveryPlantedFault) {
     // The printed command reproduces the failure from any directory: the program and
     // the runner description are named by absolute paths.
     const std::string rep = "reproduce: ";
-    at = r.out.find(rep);
+    auto at = r.out.find(rep);
     ASSERT_NE(at, std::string::npos) << r.out;
     std::string again = r.out.substr(at + rep.size(), r.out.find('\n', at) - at - rep.size());
     const std::string program = again.substr(0, again.find(' '));
@@ -280,27 +301,18 @@ TEST_F(FuzzCommand, DifferentialFindsEveryPlantedFault) {
 TEST_F(FuzzCommand, DifferentialFindsEveryPreemptionFault) {
   for (const char* fault : kPreemptFaults) {
     SCOPED_TRACE(fault);
-    const fs::path runner = dir() / (std::string(fault) + ".toml");
     const fs::path out = dir() / (std::string("regress_") + fault);
-    test::write_all(runner, test::faulty_runner_toml(fault));
-    auto r =
-        simtspec("fuzz --invariant differential --seed 20261122 --count 2000 --jobs 2 --runner " +
-                 test::shell_quote(runner.string()) + " --out " + test::shell_quote(out.string()));
+    const Found found = fuzz_differential(fault, 2000, out);
+    const test::CommandResult& r = found.r;
     ASSERT_TRUE(r.exited);
     ASSERT_EQ(r.code, 1) << r.out << r.err;
-    const std::string shrunk = "differential: shrunk to ";
-    auto at = r.out.find(shrunk);
-    ASSERT_NE(at, std::string::npos) << r.out;
-    const int instructions = std::atoi(r.out.c_str() + at + shrunk.size());
-    EXPECT_GE(instructions, 1) << r.out;
-    EXPECT_LE(instructions, 15) << r.out;
+    ASSERT_NE(found.instructions, -1) << r.out;
+    EXPECT_GE(found.instructions, 1) << r.out;
+    EXPECT_LE(found.instructions, 15) << r.out;
     // The summary counts the preempted programs (oracle.fuzz.stats).
     EXPECT_NE(r.out.find(" preempted ("), std::string::npos) << r.out;
     // The regression test carries its preemption points as [[host]].
-    std::vector<fs::path> files;
-    if (fs::exists(out))
-      for (const auto& e : fs::directory_iterator(out))
-        if (e.path().extension() == ".simt") files.push_back(e.path());
+    const std::vector<fs::path> files = regression_files(out);
     ASSERT_EQ(files.size(), 1u) << r.out;
     const std::string test_text = test::read_all(files[0]);
     EXPECT_NE(test_text.find("; action = \"preempt\""), std::string::npos) << test_text;

@@ -26,6 +26,7 @@
 #include "reference.h"
 #include "results.h"
 #include "support.h"
+#include "sysroutine.h"
 
 namespace simt {
 namespace {
@@ -1667,37 +1668,7 @@ TEST(Results, StreamReadsBackAndSurvivesTruncation) {
 // A test whose launch is preempted (flow B, an intruder that overwrites SLM) at a
 // step at which the round-robin cursor is 1, with its image compared.
 std::string preempt_test(const std::string& expect_image) {
-  std::string sys = R"(sys_save:
-    ctx.save.vregs
-    ctx.save.sregs
-    ctx.save.preds
-    ctx.save.pc
-    ctx.save.exec
-    ctx.save.live
-    ctx.save.status
-    ctx.save.sp
-    ctx.save.mode
-    ctx.save.mstack
-    ctx.save.pcstack
-    ctx.save.handler
-    ctx.save.owed
-    sysret
-sys_restore:
-    ctx.load.vregs
-    ctx.load.sregs
-    ctx.load.preds
-    ctx.load.pc
-    ctx.load.exec
-    ctx.load.live
-    ctx.load.status
-    ctx.load.sp
-    ctx.load.mode
-    ctx.load.mstack
-    ctx.load.pcstack
-    ctx.load.handler
-    ctx.load.owed
-    sysret
-)";
+  const std::string sys(gen::kSysRoutine);  // suites/lib/sysroutine.simtlib
   return R"(; simtspec-test 1
 ; id = "demo.preempted"
 ; title = "two warps keep values in SLM across a preemption whose intruder overwrites SLM"

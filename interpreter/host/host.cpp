@@ -16,7 +16,13 @@ namespace simt::host {
 
 using syntax::DiagKind;
 
-bool read_file(const std::string& path, std::string& out, std::string& err) {
+namespace {
+
+// Reads a whole file into `out` (a string or a byte vector), at most `limit`
+// bytes; `too_large` says why in the message when it is larger.
+template <class Out>
+bool read_whole(const std::string& path, Out& out, std::string& err, size_t limit,
+                const std::string& too_large) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     err = "cannot read '" + path + "': it is a directory, not a file";
@@ -27,17 +33,15 @@ bool read_file(const std::string& path, std::string& out, std::string& err) {
     err = "cannot open '" + path + "'";
     return false;
   }
-  // syntax.file.size: an input file is at most kMaxInputBytes; reading stops there.
   out.clear();
   char buf[1 << 16];
   while (f.read(buf, sizeof buf) || f.gcount() > 0) {
-    if (out.size() + static_cast<size_t>(f.gcount()) > kMaxInputBytes) {
-      err = "cannot read '" + path + "': larger than " + std::to_string(kMaxInputBytes >> 20) +
-            " MiB (the largest input file, syntax.file.size)";
+    if (out.size() + static_cast<size_t>(f.gcount()) > limit) {
+      err = "cannot read '" + path + "': larger than " + too_large;
       out.clear();
       return false;
     }
-    out.append(buf, static_cast<size_t>(f.gcount()));
+    out.insert(out.end(), buf, buf + f.gcount());
     if (!f) break;
   }
   if (f.bad()) {
@@ -45,6 +49,21 @@ bool read_file(const std::string& path, std::string& out, std::string& err) {
     return false;
   }
   return true;
+}
+
+}  // namespace
+
+// syntax.file.size: an input file is at most kMaxInputBytes; reading stops there.
+bool read_file(const std::string& path, std::string& out, std::string& err) {
+  return read_whole(
+      path, out, err, kMaxInputBytes,
+      std::to_string(kMaxInputBytes >> 20) + " MiB (the largest input file, syntax.file.size)");
+}
+
+// preempt.tool.run, preempt.tool.image: a context image is at most 1 GiB (the
+// state limit, the buffers and the SLM of the largest launch fit well within).
+bool read_binary(const std::string& path, std::vector<uint8_t>& out, std::string& err) {
+  return read_whole(path, out, err, kMaxImageBytes, "1 GiB");
 }
 
 namespace {

@@ -90,6 +90,10 @@ inline constexpr size_t kMaxInputBytes = size_t{64} << 20;
 // Reads a whole file; a directory, an unreadable file or one larger than
 // kMaxInputBytes is an error with a message naming the path.
 bool read_file(const std::string& path, std::string& out, std::string& err);
+// A context image file (preempt.tool.run, preempt.tool.image), read the same way,
+// at most kMaxImageBytes.
+inline constexpr size_t kMaxImageBytes = size_t{1} << 30;
+bool read_binary(const std::string& path, std::vector<uint8_t>& out, std::string& err);
 
 // The configuration a program's directives and overrides give, with errors.
 exec::LaunchConfig resolve_config(const syntax::LaunchDirectives& d, const LoadOptions& opt,
