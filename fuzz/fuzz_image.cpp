@@ -6,7 +6,8 @@
 // preempt.image.check with an ImageExpect). Each input is also checked against
 // one fixed launch, which rejects nearly all of them, field by field. Seeds in
 // fuzz/seeds_image: images written by the reference (`simtspec run --preempt-at N
-// --image OUT`). Any crash, sanitizer report or __builtin_trap() is a finding.
+// --image OUT`), and findings kept as seeds (finding_*.img). Any crash, sanitizer
+// report or __builtin_trap() is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <span>

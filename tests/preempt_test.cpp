@@ -663,6 +663,17 @@ TEST(PreemptReject, SettingsOfAnotherLaunch) {
   }
 }
 
+// The image holds the SIMD width in effect: simd 0 (a launch's "equals wave") is
+// no image's, with or without a launch (found by fuzz_image: read alone it was
+// taken as the width, then the launch its own header describes rejected it).
+TEST(PreemptReject, ASimdOfZero) {
+  const Image im = image_of(kDivergent, {}, 5);
+  std::vector<uint8_t> b = im.bytes;
+  put64(b, 48 + 8, 0);
+  expect_rejected(b, nullptr, 48 + 8, "simd: 0 is out of range");
+  expect_rejected(b, &im.expect, 48 + 8, "another configuration: simd is 0");
+}
+
 TEST(PreemptReject, SlotFields) {
   const Image im = image_of(kDivergent, {}, in_the_if());
   const auto* e = &im.expect;

@@ -292,6 +292,9 @@ std::variant<ImageContent, ImageError> read_image(std::span<const uint8_t> bytes
           fits = v <= 1;
           break;
       }
+      // The image holds the SIMD width in effect: a launch's `simd` 0 ("equals
+      // wave", state.launch.defaults) is written as the width, so 0 is no image's.
+      if (s.id == Setting::simd && v == 0) fits = false;
       if (!fits) fail(off, std::string(s.name) + ": " + std::to_string(v) + " is out of range");
       switch (s.id) {
 #define SIMT_SETTING(name, T, ...)                                            \
