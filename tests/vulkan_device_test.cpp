@@ -100,6 +100,22 @@ class VulkanTest : public ::testing::Test {
   uint32_t sg_ = 0;
 };
 
+// The sizes a pipeline can run with: the default, and with subgroup size control
+// every power of two of the device's range (no device needed).
+TEST(VulkanSubgroupSizes, TheDefaultAndWithSizeControlTheRange) {
+  SubgroupInfo s;
+  s.size = 32;
+  s.min_size = 16;
+  s.max_size = 64;
+  EXPECT_EQ(s.sizes(), (std::vector<uint32_t>{32}));
+  s.size_control = true;
+  EXPECT_EQ(s.sizes(), (std::vector<uint32_t>{16, 32, 64}));
+  s.size = 4, s.min_size = 4, s.max_size = 4;
+  EXPECT_EQ(s.sizes(), (std::vector<uint32_t>{4}));
+  s.size = 64, s.min_size = 8, s.max_size = 64;
+  EXPECT_EQ(s.sizes(), (std::vector<uint32_t>{8, 16, 32, 64}));
+}
+
 TEST_F(VulkanTest, ReportsTheDeviceAndItsSubgroups) {
   const DeviceInfo& info = dev_->info();
   std::printf("device: %s, Vulkan %s, driver %s\nsubgroup size %u (%u..%u), operations: %s\n",
@@ -354,6 +370,32 @@ void main() { count[gl_LocalInvocationIndex] = subgroupBallotBitCount(subgroupBa
   std::vector<uint32_t> count(n);
   ASSERT_TRUE(b->download_words(count).ok());
   for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(count[i], sg_) << "invocation " << i;
+}
+
+// A pipeline may ask for a subgroup size only among SubgroupInfo::sizes(): another
+// is Unsupported, saying which; the default size is always accepted.
+TEST_F(VulkanTest, ARequiredSubgroupSizeMustBeOneTheDeviceOffers) {
+  const auto sizes = dev_->info().subgroup.sizes();
+  ASSERT_FALSE(sizes.empty());
+  EXPECT_NE(std::find(sizes.begin(), sizes.end(), sg_), sizes.end());
+  auto spirv = glsl_compile(R"(#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) buffer Out { uint w[]; };
+void main() { w[gl_LocalInvocationIndex] = 1u; }
+)");
+  ASSERT_TRUE(spirv.ok()) << spirv.error().to_string();
+  PipelineOptions opt;
+  opt.subgroup_size = sg_;
+  EXPECT_TRUE(dev_->create_pipeline(*spirv, opt).ok());
+  uint32_t absent = 128;
+  while (std::find(sizes.begin(), sizes.end(), absent) != sizes.end()) absent *= 2;
+  opt.subgroup_size = absent;
+  auto p = dev_->create_pipeline(*spirv, opt);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().kind, Error::Kind::Unsupported);
+  EXPECT_NE(p.error().message.find("subgroups of " + std::to_string(absent) + " lanes"),
+            std::string::npos)
+      << p.error().message;
 }
 
 // llvmpipe leaves every loop once a subgroup has run 65,535 iterations, counted

@@ -9,10 +9,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness.h"
 #include "process.h"
@@ -35,10 +39,10 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// lavapipe.toml as shipped, with this build's simtspec-vulkan and extra arguments.
-runners::ProcessSpec lavapipe(std::vector<std::string> extra_args = {}) {
-  auto s =
-      runners::load_process_spec(std::string(SIMT_SOURCE_DIR) + "/runners/vulkan/lavapipe.toml");
+// A runner description of runners/vulkan as shipped, with this build's
+// simtspec-vulkan and extra arguments.
+runners::ProcessSpec description(const std::string& file, std::vector<std::string> extra_args) {
+  auto s = runners::load_process_spec(std::string(SIMT_SOURCE_DIR) + "/runners/vulkan/" + file);
   if (auto* err = std::get_if<std::string>(&s)) {
     ADD_FAILURE() << *err;
     return {};
@@ -48,6 +52,24 @@ runners::ProcessSpec lavapipe(std::vector<std::string> extra_args = {}) {
   spec.args.insert(spec.args.end(), extra_args.begin(), extra_args.end());
   return spec;
 }
+
+runners::ProcessSpec lavapipe(std::vector<std::string> extra_args = {}) {
+  return description("lavapipe.toml", std::move(extra_args));
+}
+
+// SwiftShader's driver as Debian's chromium ships it (.ci/setup installs chromium).
+constexpr const char* kSwiftShaderIcd = "/usr/lib/chromium/vk_swiftshader_icd.json";
+constexpr const char* kLavapipeIcd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+bool have_file(const char* path) {
+  return std::ifstream(path).good();
+}
+
+// Skips (or fails under SIMT_REQUIRE_VULKAN=1) without SwiftShader's driver.
+#define SKIP_WITHOUT_SWIFTSHADER()                                     \
+  if (!have_file(kSwiftShaderIcd))                                     \
+  SIMT_NO_VULKAN_DEVICE("no SwiftShader driver at " << kSwiftShaderIcd \
+                                                    << " (Debian's chromium package)")
 
 RunRequest request(std::string program, uint32_t wave) {
   RunRequest r;
@@ -207,6 +229,61 @@ TEST(VulkanRunner, ShaderThatRunsTooLongIsAnError) {
   EXPECT_EQ(after.kind, K::Outcome) << after.message << after.stderr_text;
 }
 
+// `text` with every run of white space one space (README lines wrap anywhere).
+std::string words(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  return out;
+}
+
+// The `## HEADING...` section of a markdown file, up to the next `## ` heading,
+// with white space as words() leaves it; empty (a failure) when there is none.
+std::string section_of(const std::string& file, const std::string& heading) {
+  const std::string text = words(read_text(std::string(SIMT_SOURCE_DIR) + "/" + file));
+  const size_t at = text.find("## " + heading);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << file << " has no section '## " << heading << "'";
+    return "";
+  }
+  const size_t end = text.find(" ## ", at + 3);
+  return text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+// The suite on one runner description: the summary, and the sentences that state
+// its figures in README.md and runners/vulkan/README.md.
+struct Certified {
+  harness::Summary sum;
+  std::string readme;   // "every configuration it runs passes (N of the suite's ..."
+  std::string vreadme;  // "C configurations of T tests: **P pass, ... U unsupported**"
+};
+
+Certified certify(const runners::ProcessSpec& spec) {
+  std::string err;
+  auto suite =
+      harness::load_suite(harness::discover({std::string(SIMT_SOURCE_DIR) + "/suites"}, err));
+  EXPECT_TRUE(err.empty()) << err;
+  harness::Options o;
+  o.jobs = 2;
+  auto cases = harness::select(suite, o);
+  auto runner = runners::make_process_runner(spec);
+  Certified c;
+  c.sum = harness::run(*runner, suite, cases, o, [](const json::Value&) {});
+  runner->shutdown();
+  auto n = [&](const char* k) { return reports::thousands(reports::count_of(c.sum.counts, k)); };
+  const std::string th_configs = reports::thousands(cases.size());
+  const std::string th_tests = reports::thousands(suite.tests.size());
+  c.readme = "every configuration it runs passes (" + reports::thousands(c.sum.run()) +
+             " of the suite's " + th_configs + " configurations, in " + th_tests + " tests;";
+  c.vreadme = th_configs + " configurations of " + th_tests + " tests: **" + n("pass") + " pass, " +
+              n("fail") + " fail, " + n("error") + " error, " + n("xfail") + " xfail, " +
+              n("unsupported") + " unsupported**";
+  return c;
+}
+
 // The figures the READMEs state for lavapipe are those of a run of this suite: the
 // configurations and tests of the suite, and how many of them run and pass on
 // lavapipe (README.md "every configuration it runs passes (...)", and the
@@ -216,33 +293,136 @@ TEST(VulkanRunner, TheReadmeFiguresAreThoseOfThisSuiteOnLavapipe) {
   auto first = probe->run(request(kDivergent, 8));
   probe->shutdown();
   SKIP_WITHOUT_DEVICE(first);
-  std::string err;
-  auto suite =
-      harness::load_suite(harness::discover({std::string(SIMT_SOURCE_DIR) + "/suites"}, err));
-  ASSERT_TRUE(err.empty()) << err;
-  harness::Options o;
-  o.jobs = 2;
-  auto cases = harness::select(suite, o);
-  auto runner = runners::make_process_runner(lavapipe());
-  harness::Summary sum = harness::run(*runner, suite, cases, o, [](const json::Value&) {});
+  const Certified c = certify(lavapipe());
+  const std::string readme = words(read_text(std::string(SIMT_SOURCE_DIR) + "/README.md"));
+  EXPECT_NE(readme.find(c.readme), std::string::npos) << "README.md should say: " << c.readme;
+  const std::string section = section_of("runners/vulkan/README.md", "Certification of lavapipe");
+  EXPECT_NE(section.find(c.vreadme), std::string::npos)
+      << "runners/vulkan/README.md should say in its lavapipe section: " << c.vreadme;
+  EXPECT_EQ(reports::count_of(c.sum.counts, "fail") + reports::count_of(c.sum.counts, "error") +
+                reports::count_of(c.sum.counts, "xpass"),
+            0u);
+}
+
+// The same for SwiftShader (runners/vulkan/swiftshader.toml): its certification
+// section of runners/vulkan/README.md and the sentence of README.md.
+TEST(VulkanRunner, TheReadmeFiguresAreThoseOfThisSuiteOnSwiftShader) {
+  SKIP_WITHOUT_SWIFTSHADER();
+  const Certified c = certify(description("swiftshader.toml", {}));
+  ASSERT_GT(c.sum.run(), 0u) << "SwiftShader ran nothing: is its driver usable?";
+  const std::string readme = words(read_text(std::string(SIMT_SOURCE_DIR) + "/README.md"));
+  const size_t at = readme.find("SwiftShader");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(readme.find(c.readme, at), std::string::npos)
+      << "README.md should say of SwiftShader: " << c.readme;
+  const std::string section =
+      section_of("runners/vulkan/README.md", "Certification of SwiftShader");
+  EXPECT_NE(section.find(c.vreadme), std::string::npos)
+      << "runners/vulkan/README.md should say in its SwiftShader section: " << c.vreadme;
+  EXPECT_EQ(reports::count_of(c.sum.counts, "fail") + reports::count_of(c.sum.counts, "error") +
+                reports::count_of(c.sum.counts, "xpass"),
+            0u);
+}
+
+// `simtspec-vulkan --info` with two drivers: both devices, each with its subgroup
+// sizes and operations, and the waves the runner runs on the one --device picks.
+// Returns the index --info gives the device whose name contains `name`.
+std::optional<uint32_t> device_index(const std::string& info, const std::string& name) {
+  std::istringstream in(info);
+  std::string line;
+  while (std::getline(in, line)) {
+    uint32_t i = 0;
+    char colon = 0;
+    std::istringstream l(line);
+    std::string word;
+    if (l >> word && word == "device" && l >> i >> colon && colon == ':' &&
+        line.find(name) != std::string::npos)
+      return i;
+  }
+  return std::nullopt;
+}
+
+std::string run_info(const std::vector<std::string>& args, int& status) {
+  std::string cmd = std::string(SIMT_BINARY_DIR) + "/simtspec-vulkan --info";
+  for (const std::string& a : args) cmd += " '" + a + "'";
+  std::string out;
+  if (FILE* f = ::popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    status = ::pclose(f);
+  }
+  return out;
+}
+
+const std::string kBothIcds = std::string(kLavapipeIcd) + ":" + kSwiftShaderIcd;
+
+TEST(VulkanRunner, InfoListsEveryDeviceWithItsSubgroupSizes) {
+  SKIP_WITHOUT_SWIFTSHADER();
+  int status = -1;
+  const std::string info = run_info({"--icd", kBothIcds}, status);
+  auto sw = device_index(info, "SwiftShader"), lvp = device_index(info, "llvmpipe");
+  if (!sw || !lvp) SIMT_NO_VULKAN_DEVICE("--info lists no SwiftShader and lavapipe: " << info);
+  EXPECT_NE(info.find("SwiftShader Device (Subzero), SwiftShader driver , Vulkan 1.3"),
+            std::string::npos)
+      << info;
+  EXPECT_NE(info.find("subgroup 4 (sizes 4; basic vote arithmetic ballot shuffle"),
+            std::string::npos)
+      << info;
+  for (auto [index, waves] : {std::pair{*sw, "waves: 4\n"}, std::pair{*lvp, "waves: 2 4 8 16\n"}}) {
+    const std::string one =
+        run_info({"--icd", kBothIcds, "--device", std::to_string(index)}, status);
+    EXPECT_EQ(status, 0) << one;
+    EXPECT_NE(one.find(waves), std::string::npos) << one;
+  }
+  const std::string none = run_info({"--icd", kBothIcds, "--device", "7"}, status);
+  EXPECT_NE(status, 0) << none;
+  EXPECT_NE(none.find("no Vulkan device: --device 7: the loader lists 2 devices"),
+            std::string::npos)
+      << none;
+}
+
+// --device picks the device: with both drivers visible, SwiftShader runs wave 4
+// and answers `unsupported` for wave 8 with its subgroup size; lavapipe runs both;
+// a device the loader does not list is an error for every request.
+TEST(VulkanRunner, DeviceSelectsAmongLavapipeAndSwiftShader) {
+  SKIP_WITHOUT_SWIFTSHADER();
+  int status = -1;
+  const std::string info = run_info({"--icd", kBothIcds}, status);
+  auto sw = device_index(info, "SwiftShader"), lvp = device_index(info, "llvmpipe");
+  if (!sw || !lvp) SIMT_NO_VULKAN_DEVICE("--info lists no SwiftShader and lavapipe: " << info);
+  auto on = [&](uint32_t device) {
+    return runners::make_process_runner(
+        description("lavapipe.toml", {"--icd", kBothIcds, "--device", std::to_string(device)}));
+  };
+  {
+    auto runner = on(*sw);
+    RunResult four = runner->run(request(kDivergent, 4));
+    ASSERT_EQ(four.kind, K::Outcome) << four.message << four.stderr_text;
+    EXPECT_EQ(four.outcome.buffers, runners::run_reference(request(kDivergent, 4)).outcome.buffers);
+    RunResult eight = runner->run(request(kDivergent, 8));
+    EXPECT_EQ(eight.kind, K::Unsupported) << eight.message;
+    EXPECT_NE(eight.message.find("wave 8: SwiftShader Device (Subzero) runs compute subgroups of "
+                                 "4 lanes (subgroup size control from 4 to 4)"),
+              std::string::npos)
+        << eight.message;
+    runner->shutdown();
+  }
+  {
+    auto runner = on(*lvp);
+    for (uint32_t wave : {4u, 8u}) {
+      RunResult got = runner->run(request(kDivergent, wave));
+      ASSERT_EQ(got.kind, K::Outcome) << wave << ": " << got.message << got.stderr_text;
+      EXPECT_EQ(got.outcome.buffers,
+                runners::run_reference(request(kDivergent, wave)).outcome.buffers);
+    }
+    runner->shutdown();
+  }
+  auto runner = on(7);
+  RunResult none = runner->run(request(kDivergent, 8));
+  EXPECT_EQ(none.kind, K::Error) << none.message;
+  EXPECT_NE(none.message.find("no Vulkan device: --device 7"), std::string::npos) << none.message;
   runner->shutdown();
-  auto n = [&](const char* k) { return reports::count_of(sum.counts, k); };
-  const std::string th_configs = reports::thousands(cases.size());
-  const std::string th_tests = reports::thousands(suite.tests.size());
-  const std::string readme = read_text(std::string(SIMT_SOURCE_DIR) + "/README.md");
-  const std::string want = "every configuration it runs passes (" + reports::thousands(sum.run()) +
-                           " of the suite's " + th_configs + " configurations, in " + th_tests +
-                           " tests;";
-  EXPECT_NE(readme.find(want), std::string::npos) << "README.md should say: " << want;
-  const std::string vreadme = read_text(std::string(SIMT_SOURCE_DIR) + "/runners/vulkan/README.md");
-  const std::string vwant =
-      th_configs + " configurations of " + th_tests + " tests: **" + reports::thousands(n("pass")) +
-      " pass, " + reports::thousands(n("fail")) + " fail, " + reports::thousands(n("error")) +
-      " error, " + reports::thousands(n("xfail")) + " xfail, " +
-      reports::thousands(n("unsupported")) + "\nunsupported**";
-  EXPECT_NE(vreadme.find(vwant), std::string::npos)
-      << "runners/vulkan/README.md should say: " << vwant;
-  EXPECT_EQ(n("fail") + n("error") + n("xpass"), 0u);
 }
 
 }  // namespace

@@ -117,6 +117,34 @@ std::string DeviceInfo::api_version_string() const {
   return version_string(api_version);
 }
 
+std::string DeviceInfo::type_name() const {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_OTHER:
+      return "other";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "cpu";
+    case VK_PHYSICAL_DEVICE_TYPE_MAX_ENUM:
+      break;
+  }
+  return "unknown";
+}
+
+std::vector<uint32_t> SubgroupInfo::sizes() const {
+  std::vector<uint32_t> out{size};
+  if (size_control) {
+    for (uint32_t w = 1; w <= 128 && w <= max_size; w *= 2)
+      if (w >= min_size && w != size) out.push_back(w);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // ---- Device ------------------------------------------------------------------------
 
 Result<Device*> Device::get() {
@@ -143,12 +171,15 @@ Result<Device*> Device::get() {
   return device;
 }
 
-Status Device::init() {
+namespace {
+
+// Creates an instance for Vulkan 1.2 (NoDevice when the loader or driver cannot).
+Result<VkInstance> create_instance() {
   uint32_t loader_version = 0;
   if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS ||
       loader_version < VK_API_VERSION_1_2) {
-    return error(Error::Kind::NoDevice, "no Vulkan device: the Vulkan loader is older than 1.2 (" +
-                                            version_string(loader_version) + ")");
+    return error(Error::Kind::NoDevice,
+                 "the Vulkan loader is older than 1.2 (" + version_string(loader_version) + ")");
   }
   VkApplicationInfo app{};
   app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
@@ -159,43 +190,44 @@ Status Device::init() {
   VkInstanceCreateInfo ici{};
   ici.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   ici.pApplicationInfo = &app;
-  VkResult r = vkCreateInstance(&ici, nullptr, &instance_);
+  VkInstance instance = VK_NULL_HANDLE;
+  VkResult r = vkCreateInstance(&ici, nullptr, &instance);
   if (r != VK_SUCCESS) {
-    instance_ = VK_NULL_HANDLE;
     return error(
         Error::Kind::NoDevice,
-        std::string("no Vulkan device: vkCreateInstance failed: ") + vk_result_name(r) +
+        std::string("vkCreateInstance failed: ") + vk_result_name(r) +
             (r == VK_ERROR_INCOMPATIBLE_DRIVER ? " (no driver found; is VK_ICD_FILENAMES right?)"
                                                : ""));
   }
+  return instance;
+}
 
+Result<std::vector<VkPhysicalDevice>> physical_devices(VkInstance instance) {
   uint32_t n = 0;
-  r = vkEnumeratePhysicalDevices(instance_, &n, nullptr);
+  VkResult r = vkEnumeratePhysicalDevices(instance, &n, nullptr);
   std::vector<VkPhysicalDevice> pds(n);
-  if (r == VK_SUCCESS && n > 0) r = vkEnumeratePhysicalDevices(instance_, &n, pds.data());
+  if (r == VK_SUCCESS && n > 0) r = vkEnumeratePhysicalDevices(instance, &n, pds.data());
   if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
-    return error(
-        Error::Kind::NoDevice,
-        std::string("no Vulkan device: vkEnumeratePhysicalDevices failed: ") + vk_result_name(r));
+    return error(Error::Kind::NoDevice,
+                 std::string("vkEnumeratePhysicalDevices failed: ") + vk_result_name(r));
   }
-  std::string rejected;
-  for (uint32_t i = 0; i < n && physical_ == VK_NULL_HANDLE; ++i) {
-    VkPhysicalDeviceProperties p;
-    vkGetPhysicalDeviceProperties(pds[i], &p);
-    auto family = compute_family(pds[i]);
-    if (p.apiVersion >= VK_API_VERSION_1_2 && family) {
-      physical_ = pds[i];
-      queue_family_ = *family;
-    } else {
-      rejected += std::string(rejected.empty() ? " (" : ", ") + p.deviceName +
-                  (family ? ": Vulkan " + version_string(p.apiVersion) : ": no compute queue");
-    }
-  }
-  if (physical_ == VK_NULL_HANDLE) {
-    return error(Error::Kind::NoDevice, "no Vulkan device with Vulkan 1.2 and a compute queue" +
-                                            (rejected.empty() ? "" : rejected + ")"));
-  }
+  pds.resize(n);
+  return pds;
+}
 
+// What a physical device reports before a logical device exists: its properties,
+// and the optional features the runner enables where present.
+struct Queried {
+  DeviceInfo info;
+  bool size_control_ext = false;  // VK_EXT_subgroup_size_control on a Vulkan 1.2 device
+  bool size_control = false;      // Vulkan 1.3 or the extension
+  VkPhysicalDeviceSubgroupSizeControlFeatures size_feat{};
+  VkPhysicalDeviceVulkan12Features f12{};
+  VkPhysicalDeviceVulkan11Features f11{};
+  VkPhysicalDeviceFeatures2 feats{};
+};
+
+void query(VkPhysicalDevice pd, Queried& q) {
   // Properties: limits, driver, subgroups.
   VkPhysicalDeviceSubgroupSizeControlProperties size_props{};
   size_props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
@@ -207,69 +239,147 @@ Status Device::init() {
   VkPhysicalDeviceProperties2 props{};
   props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   props.pNext = &sub_props;
-  vkGetPhysicalDeviceProperties(physical_, &props.properties);
+  vkGetPhysicalDeviceProperties(pd, &props.properties);
   const uint32_t api = props.properties.apiVersion;
-  const bool size_control_ext =
-      api < VK_API_VERSION_1_3 &&
-      has_extension(physical_, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  const bool size_control = api >= VK_API_VERSION_1_3 || size_control_ext;
-  if (size_control) driver_props.pNext = &size_props;
-  vkGetPhysicalDeviceProperties2(physical_, &props);
+  q.size_control_ext =
+      api < VK_API_VERSION_1_3 && has_extension(pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  q.size_control = api >= VK_API_VERSION_1_3 || q.size_control_ext;
+  if (q.size_control) driver_props.pNext = &size_props;
+  vkGetPhysicalDeviceProperties2(pd, &props);
   const VkPhysicalDeviceLimits& lim = props.properties.limits;
-  info_.name = props.properties.deviceName;
-  info_.driver = std::string(driver_props.driverName) + " " + driver_props.driverInfo;
-  info_.api_version = api;
-  info_.driver_version = props.properties.driverVersion;
-  info_.type = props.properties.deviceType;
-  info_.max_workgroup_size_x = lim.maxComputeWorkGroupSize[0];
-  info_.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
-  info_.max_workgroup_count_x = lim.maxComputeWorkGroupCount[0];
-  info_.max_shared_memory = lim.maxComputeSharedMemorySize;
-  info_.max_storage_buffers = lim.maxPerStageDescriptorStorageBuffers;
-  info_.max_storage_buffer_range = lim.maxStorageBufferRange;
-  info_.subgroup.size = sub_props.subgroupSize;
-  info_.subgroup.min_size = size_control ? size_props.minSubgroupSize : sub_props.subgroupSize;
-  info_.subgroup.max_size = size_control ? size_props.maxSubgroupSize : sub_props.subgroupSize;
-  info_.subgroup.operations =
+  DeviceInfo& info = q.info;
+  info.name = props.properties.deviceName;
+  info.driver = std::string(driver_props.driverName) + " " + driver_props.driverInfo;
+  info.api_version = api;
+  info.driver_version = props.properties.driverVersion;
+  info.driver_id = driver_props.driverID;
+  info.type = props.properties.deviceType;
+  info.max_workgroup_size_x = lim.maxComputeWorkGroupSize[0];
+  info.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
+  info.max_workgroup_count_x = lim.maxComputeWorkGroupCount[0];
+  info.max_shared_memory = lim.maxComputeSharedMemorySize;
+  info.max_storage_buffers = lim.maxPerStageDescriptorStorageBuffers;
+  info.max_storage_buffer_range = lim.maxStorageBufferRange;
+  info.subgroup.size = sub_props.subgroupSize;
+  info.subgroup.min_size = q.size_control ? size_props.minSubgroupSize : sub_props.subgroupSize;
+  info.subgroup.max_size = q.size_control ? size_props.maxSubgroupSize : sub_props.subgroupSize;
+  info.subgroup.operations =
       (sub_props.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? sub_props.supportedOperations : 0;
 
-  // Features: the optional ones the runner may use, enabled when present.
-  VkPhysicalDeviceSubgroupSizeControlFeatures size_feat{};
-  size_feat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
-  VkPhysicalDeviceVulkan12Features f12{};
-  f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-  VkPhysicalDeviceVulkan11Features f11{};
-  f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
-  f11.pNext = &f12;
-  if (size_control) f12.pNext = &size_feat;
-  VkPhysicalDeviceFeatures2 feats{};
-  feats.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-  feats.pNext = &f11;
-  vkGetPhysicalDeviceFeatures2(physical_, &feats);
+  // Features: the optional ones the runner may use.
+  q.size_feat.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+  q.f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  q.f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  q.f11.pNext = &q.f12;
+  if (q.size_control) q.f12.pNext = &q.size_feat;
+  q.feats.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  q.feats.pNext = &q.f11;
+  vkGetPhysicalDeviceFeatures2(pd, &q.feats);
+  q.f12.pNext = nullptr;  // the chain points into q; a copy must not follow it
+  q.f11.pNext = nullptr;
+  q.feats.pNext = nullptr;
+  info.subgroup.full_subgroups = q.size_feat.computeFullSubgroups;
+  info.subgroup.size_control =
+      q.size_feat.subgroupSizeControl &&
+      (size_props.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
+  info.int64 = q.feats.features.shaderInt64;
+  info.int16 = q.feats.features.shaderInt16;
+  info.int8 = q.f12.shaderInt8;
+  info.storage_8bit = q.f12.storageBuffer8BitAccess;
+  info.storage_16bit = q.f11.storageBuffer16BitAccess;
+}
 
+// Empty when the runner can use `pd`, else why not.
+std::string unusable(VkPhysicalDevice pd, const DeviceInfo& info) {
+  if (info.api_version < VK_API_VERSION_1_2) return "Vulkan " + version_string(info.api_version);
+  if (!compute_family(pd)) return "no compute queue";
+  return "";
+}
+
+std::optional<uint32_t>& selected_index() {
+  static std::optional<uint32_t> index;
+  return index;
+}
+
+}  // namespace
+
+void Device::select(uint32_t index) {
+  selected_index() = index;
+}
+
+Result<std::vector<DeviceSummary>> list_devices() {
+  auto instance = create_instance();
+  if (!instance.ok()) return instance.error();
+  std::vector<DeviceSummary> out;
+  auto pds = physical_devices(*instance);
+  if (pds.ok()) {
+    for (uint32_t i = 0; i < pds->size(); ++i) {
+      Queried q;
+      query((*pds)[i], q);
+      out.push_back({i, q.info, unusable((*pds)[i], q.info)});
+    }
+  }
+  vkDestroyInstance(*instance, nullptr);
+  if (!pds.ok()) return pds.error();
+  return out;
+}
+
+Status Device::init() {
+  auto instance = create_instance();
+  if (!instance.ok()) return instance.error();
+  instance_ = *instance;
+  auto pds = physical_devices(instance_);
+  if (!pds.ok()) return pds.error();
+  const uint32_t n = static_cast<uint32_t>(pds->size());
+  std::string rejected;
+  Queried q;
+  if (auto want = selected_index()) {
+    if (*want >= n)
+      return error(Error::Kind::NoDevice, "--device " + std::to_string(*want) +
+                                              ": the loader lists " + std::to_string(n) +
+                                              " devices (simtspec-vulkan --info)");
+    query((*pds)[*want], q);
+    if (std::string why = unusable((*pds)[*want], q.info); !why.empty())
+      return error(Error::Kind::NoDevice,
+                   "--device " + std::to_string(*want) + " (" + q.info.name + ") has " + why);
+    physical_ = (*pds)[*want];
+  }
+  for (uint32_t i = 0; i < n && physical_ == VK_NULL_HANDLE; ++i) {
+    query((*pds)[i], q);
+    if (std::string why = unusable((*pds)[i], q.info); why.empty()) {
+      physical_ = (*pds)[i];
+    } else {
+      rejected += std::string(rejected.empty() ? " (" : ", ") + q.info.name + ": " + why;
+    }
+  }
+  if (physical_ == VK_NULL_HANDLE) {
+    return error(Error::Kind::NoDevice, "none with Vulkan 1.2 and a compute queue" +
+                                            (rejected.empty() ? "" : rejected + ")"));
+  }
+  queue_family_ = *compute_family(physical_);
+  info_ = q.info;
+  const bool size_control_ext = q.size_control_ext;
+
+  // The optional features, enabled when present.
   VkPhysicalDeviceSubgroupSizeControlFeatures size_on{};
   size_on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
-  size_on.computeFullSubgroups = size_feat.computeFullSubgroups;
+  size_on.computeFullSubgroups = q.size_feat.computeFullSubgroups;
+  size_on.subgroupSizeControl = q.size_feat.subgroupSizeControl;
   VkPhysicalDeviceVulkan12Features on12{};
   on12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-  on12.shaderInt8 = f12.shaderInt8;
-  on12.storageBuffer8BitAccess = f12.storageBuffer8BitAccess;
-  if (size_on.computeFullSubgroups) on12.pNext = &size_on;
+  on12.shaderInt8 = q.f12.shaderInt8;
+  on12.storageBuffer8BitAccess = q.f12.storageBuffer8BitAccess;
+  const bool any_size_feature = size_on.computeFullSubgroups || size_on.subgroupSizeControl;
+  if (any_size_feature) on12.pNext = &size_on;
   VkPhysicalDeviceVulkan11Features on11{};
   on11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
-  on11.storageBuffer16BitAccess = f11.storageBuffer16BitAccess;
+  on11.storageBuffer16BitAccess = q.f11.storageBuffer16BitAccess;
   on11.pNext = &on12;
   VkPhysicalDeviceFeatures2 on{};
   on.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-  on.features.shaderInt64 = feats.features.shaderInt64;
-  on.features.shaderInt16 = feats.features.shaderInt16;
+  on.features.shaderInt64 = q.feats.features.shaderInt64;
+  on.features.shaderInt16 = q.feats.features.shaderInt16;
   on.pNext = &on11;
-  info_.int64 = on.features.shaderInt64;
-  info_.int16 = on.features.shaderInt16;
-  info_.int8 = on12.shaderInt8;
-  info_.storage_8bit = on12.storageBuffer8BitAccess;
-  info_.storage_16bit = on11.storageBuffer16BitAccess;
-  info_.subgroup.full_subgroups = size_on.computeFullSubgroups;
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{};
@@ -283,15 +393,15 @@ Status Device::init() {
   dci.pNext = &on;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
-  if (size_control_ext && size_on.computeFullSubgroups) {
+  if (size_control_ext && any_size_feature) {
     dci.enabledExtensionCount = 1;
     dci.ppEnabledExtensionNames = &ext;
   }
-  r = vkCreateDevice(physical_, &dci, nullptr, &device_);
+  VkResult r = vkCreateDevice(physical_, &dci, nullptr, &device_);
   if (r != VK_SUCCESS) {
     device_ = VK_NULL_HANDLE;
-    return error(Error::Kind::NoDevice, "no Vulkan device: vkCreateDevice on " + info_.name +
-                                            " failed: " + vk_result_name(r));
+    return error(Error::Kind::NoDevice,
+                 "vkCreateDevice on " + info_.name + " failed: " + vk_result_name(r));
   }
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
@@ -588,6 +698,15 @@ Result<Pipeline> Device::create_pipeline(std::span<const uint32_t> spirv, Pipeli
   if (options.require_full_subgroups && !info_.subgroup.full_subgroups) {
     return error(Error::Kind::Unsupported, "the device cannot require full subgroups");
   }
+  const bool required_size =
+      options.subgroup_size != 0 && options.subgroup_size != info_.subgroup.size;
+  if (required_size) {
+    const auto sizes = info_.subgroup.sizes();
+    if (std::find(sizes.begin(), sizes.end(), options.subgroup_size) == sizes.end())
+      return error(Error::Kind::Unsupported, "the device cannot run subgroups of " +
+                                                 std::to_string(options.subgroup_size) +
+                                                 " lanes in compute shaders");
+  }
   try {
     Pipeline p;
     p.device_ = this;
@@ -638,6 +757,10 @@ Result<Pipeline> Device::create_pipeline(std::span<const uint32_t> spirv, Pipeli
     if (options.require_full_subgroups) {
       cpci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
     }
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo rss{};
+    rss.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO;
+    rss.requiredSubgroupSize = options.subgroup_size;
+    if (required_size) cpci.stage.pNext = &rss;
     cpci.layout = p.layout_;
     if ((r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cpci, nullptr, &p.pipeline_)) !=
         VK_SUCCESS) {

@@ -8,9 +8,11 @@
 // and may be created, used and destroyed from any thread; dispatches are
 // serialised (one queue, one command buffer, one fence).
 //
-// Which device: the first physical device with Vulkan 1.2 and a compute queue. The
-// Vulkan loader decides what is visible: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/
-// lvp_icd.x86_64.json selects lavapipe alone. lavapipe reads LP_NATIVE_VECTOR_WIDTH
+// Which device: the first physical device with Vulkan 1.2 and a compute queue, or
+// the one Device::select() names (its index among the physical devices the loader
+// lists, as list_devices() numbers them). The Vulkan loader decides what is
+// visible: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json selects
+// lavapipe alone. lavapipe reads LP_NATIVE_VECTOR_WIDTH
 // once per process (subgroup size = width / 32), and Mesa's on-disk shader cache
 // ignores it: set MESA_SHADER_CACHE_DISABLE=true (or one MESA_SHADER_CACHE_DIR per
 // width) when the width varies between processes.
@@ -49,6 +51,13 @@ struct SubgroupInfo {
   uint32_t max_size = 0;
   VkSubgroupFeatureFlags operations = 0;  // supported in compute shaders (0 if compute has none)
   bool full_subgroups = false;  // computeFullSubgroups enabled: PipelineOptions can ask for it
+  // subgroupSizeControl enabled and compute among requiredSubgroupSizeStages: a
+  // pipeline may require any power of two from min_size to max_size.
+  bool size_control = false;
+
+  // The subgroup sizes a compute pipeline can run with, ascending: `size`, and with
+  // size_control every power of two from min_size to max_size.
+  std::vector<uint32_t> sizes() const;
 
   bool has(VkSubgroupFeatureFlagBits op) const { return (operations & op) != 0; }
   // The supported operations as GLSL extension suffixes, in bit order:
@@ -62,6 +71,7 @@ struct DeviceInfo {
   std::string driver;        // driverName and driverInfo, e.g. "llvmpipe Mesa 22.3.6 (LLVM 15.0.6)"
   uint32_t api_version = 0;  // VK_MAKE_API_VERSION
   uint32_t driver_version = 0;
+  VkDriverId driver_id = VkDriverId(0);  // VkPhysicalDeviceDriverProperties::driverID
   VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
   uint32_t max_workgroup_size_x = 0;
   uint32_t max_workgroup_invocations = 0;
@@ -75,7 +85,23 @@ struct DeviceInfo {
   SubgroupInfo subgroup;
 
   std::string api_version_string() const;  // "1.3.230"
+  std::string type_name() const;           // "cpu", "discrete GPU", ...
+  // Mesa's lavapipe (llvmpipe): its subgroup size is set per process by
+  // LP_NATIVE_VECTOR_WIDTH, not by subgroup size control.
+  bool lavapipe() const { return driver_id == VK_DRIVER_ID_MESA_LLVMPIPE; }
 };
+
+// A physical device as the loader lists it, for --info and --device.
+struct DeviceSummary {
+  uint32_t index = 0;  // in vkEnumeratePhysicalDevices order
+  DeviceInfo info;     // without the features a logical device would enable
+  // Empty when the runner can use it; otherwise why not ("Vulkan 1.1", "no compute
+  // queue").
+  std::string unusable;
+};
+
+// Every physical device the loader offers (a fresh instance; no logical device).
+Result<std::vector<DeviceSummary>> list_devices();
 
 // A storage buffer in host-visible memory, mapped for its whole life. Move-only.
 class Buffer {
@@ -119,6 +145,10 @@ struct PipelineOptions {
   // (VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT): Kind::Unsupported unless
   // SubgroupInfo::full_subgroups.
   bool require_full_subgroups = false;
+  // Run with this subgroup size (VkPipelineShaderStageRequiredSubgroupSizeCreateInfo)
+  // when it is not the device's default size; 0: the default. Kind::Unsupported
+  // unless it is one of SubgroupInfo::sizes().
+  uint32_t subgroup_size = 0;
 };
 
 // A compute pipeline with its descriptor set. Move-only.
@@ -155,6 +185,10 @@ class Device {
   // The process's device, created on the first call; Kind::NoDevice when there is
   // no loader, driver or device fit for compute. Thread-safe.
   static Result<Device*> get();
+  // Before the first get(): use physical device `index` (list_devices() numbering)
+  // instead of the first usable one; get() fails with Kind::NoDevice if it is
+  // absent or unusable.
+  static void select(uint32_t index);
 
   const DeviceInfo& info() const { return info_; }
 

@@ -18,6 +18,7 @@ Result<Pipeline*> Executor::pipeline_for(const Translation& t) {
   PipelineOptions popt;
   popt.buffers = static_cast<uint32_t>(t.bindings.size());
   popt.require_full_subgroups = true;  // one warp = one whole subgroup
+  popt.subgroup_size = t.subgroup_size;
   auto pipeline = device_.create_pipeline(*spirv, popt);
   if (!pipeline.ok()) return pipeline.error();
   ++compiled_;

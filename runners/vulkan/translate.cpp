@@ -108,6 +108,7 @@ class Translator {
   Translation run() {
     check_launch();
     Translation t;
+    t.subgroup_size = cfg_.wave;
     t.local_size_x = cfg_.wave * cfg_.warps;
     t.workgroups = cfg_.workgroups;
     t.total_warps = cfg_.total_warps();

@@ -129,6 +129,7 @@ inline constexpr uint32_t kLoopBudget = 65000;
 struct Translation {
   std::string glsl;                     // one compute shader, entry point main
   std::vector<BufferBinding> bindings;  // bindings[i].binding == i; [0] is the control buffer
+  uint32_t subgroup_size = 0;           // the program's wave: the pipeline's subgroup size
   uint32_t local_size_x = 0;            // wave x warps
   uint32_t workgroups = 0;              // dispatched along x
   uint32_t total_warps = 0;
