@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -322,6 +323,53 @@ TEST(VulkanRunner, TheReadmeFiguresAreThoseOfThisSuiteOnSwiftShader) {
   EXPECT_EQ(reports::count_of(c.sum.counts, "fail") + reports::count_of(c.sum.counts, "error") +
                 reports::count_of(c.sum.counts, "xpass"),
             0u);
+}
+
+// The suite's configurations that `status` on `spec`, as "id settings-but-wave-and-simd",
+// among the cases whose matrix gives `wave` or no wave (the records name the wave
+// each ran at).
+std::set<std::string> passing_at(const runners::ProcessSpec& spec, uint32_t wave) {
+  std::string err;
+  auto suite =
+      harness::load_suite(harness::discover({std::string(SIMT_SOURCE_DIR) + "/suites"}, err));
+  EXPECT_TRUE(err.empty()) << err;
+  harness::Options o;
+  o.jobs = 2;
+  auto cases = harness::select(suite, o);
+  std::erase_if(
+      cases, [&](const harness::Case& c) { return c.settings.wave && *c.settings.wave != wave; });
+  std::set<std::string> keys;
+  auto runner = runners::make_process_runner(spec);
+  harness::run(*runner, suite, cases, o, [&](const json::Value& r) {
+    const json::Value* config = r.find("config");
+    const json::Value* status = r.find("status");
+    if (!config || !status || status->as_string() != "pass") return;
+    if (config->find("wave")->as_uint() != wave) return;
+    std::string key = r.find("id")->as_string();
+    for (const auto& [name, value] : config->as_object())
+      if (name != "wave" && name != "simd") key += " " + name + "=" + json::dump(value);
+    keys.insert(key);
+  });
+  runner->shutdown();
+  return keys;
+}
+
+// The suite's matrices give wave 4 wherever lavapipe runs a configuration at wave 8,
+// so that SwiftShader (wave 4 only) runs the same tests: every configuration that
+// passes at wave 8 on lavapipe has a twin (the same test and settings) that passes
+// at wave 4 on SwiftShader.
+TEST(VulkanRunner, SwiftShaderRunsTheWave4TwinOfEveryWave8ConfigurationLavapipeRuns) {
+  SKIP_WITHOUT_SWIFTSHADER();
+  const std::set<std::string> eight = passing_at(lavapipe(), 8);
+  if (eight.empty()) SIMT_NO_VULKAN_DEVICE("lavapipe ran nothing at wave 8");
+  const std::set<std::string> four = passing_at(description("swiftshader.toml", {}), 4);
+  std::string missing;
+  for (const std::string& k : eight)
+    if (!four.count(k)) missing += "\n  " + k;
+  EXPECT_TRUE(missing.empty()) << "passes at wave 8 on lavapipe, no passing wave-4 twin on "
+                                  "SwiftShader (add 4 to the test's wave matrix):"
+                               << missing;
+  EXPECT_GE(four.size(), eight.size());
 }
 
 // `simtspec-vulkan --info` with two drivers: both devices, each with its subgroup
