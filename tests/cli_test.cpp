@@ -1,6 +1,6 @@
 // The simtspec program itself: exit codes, output, located diagnostics, and that no
 // input file -- truncated or mutated -- makes it crash. Every run is bounded by
-// `timeout 20`; outputs go to files in a temporary folder of this process.
+// test::kCommandBoundSeconds; outputs go to files in a temporary folder of this process.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -202,9 +202,9 @@ std::string shell_quote(std::string_view s) {
 CommandResult run_command(const std::string& program, const std::string& args,
                           const std::filesystem::path& dir) {
   const std::filesystem::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  const std::string cmd = "timeout 20 " + shell_quote(program) + " " + args + " >" +
-                          shell_quote(out.string()) + " 2>" + shell_quote(err.string()) +
-                          " </dev/null";
+  const std::string cmd = "timeout " + std::to_string(kCommandBoundSeconds) + " " +
+                          shell_quote(program) + " " + args + " >" + shell_quote(out.string()) +
+                          " 2>" + shell_quote(err.string()) + " </dev/null";
   const int st = std::system(cmd.c_str());
   CommandResult r;
   r.exited = st != -1 && WIFEXITED(st);
