@@ -204,7 +204,9 @@ TEST(VulkanRunner, DriverCrashIsAnErrorAndTheRunGoesOn) {
 // A shader that runs longer than --dispatch-timeout is an error, and the next
 // request runs on a fresh driver process.
 TEST(VulkanRunner, ShaderThatRunsTooLongIsAnError) {
-  auto runner = runners::make_process_runner(lavapipe({"--dispatch-timeout", "0.5"}));
+  // 2 s: the next request's first dispatch compiles its shader (LLVM), which takes
+  // over 0.5 s under ASan on a loaded machine.
+  auto runner = runners::make_process_runner(lavapipe({"--dispatch-timeout", "2"}));
   RunResult probe = runner->run(request(kDivergent, 8));
   SKIP_WITHOUT_DEVICE(probe);
   // 60,000 iterations of a long body in 128 workgroups of 32 warps: about 30 s
