@@ -25,6 +25,16 @@ extern char** environ;
 
 namespace simt::runners {
 
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of(
+                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-=,:@") ==
+                        std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 namespace fs = std::filesystem;
 
 namespace {

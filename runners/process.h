@@ -30,6 +30,10 @@ struct ProcessSpec {
   std::string file;  // the description file, for reports
 };
 
+// `s` as one word of a POSIX shell command: as it is when it has only characters
+// the shell leaves alone, else in single quotes (a quote inside as '\'').
+std::string shell_quote(const std::string& s);
+
 std::variant<ProcessSpec, std::string> parse_process_spec(const std::string& toml_text,
                                                           const std::string& file);
 std::variant<ProcessSpec, std::string> load_process_spec(const std::string& file);

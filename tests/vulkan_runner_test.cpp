@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -394,7 +395,7 @@ std::optional<uint32_t> device_index(const std::string& info, const std::string&
 
 std::string run_info(const std::vector<std::string>& args, int& status) {
   std::string cmd = std::string(SIMT_BINARY_DIR) + "/simtspec-vulkan --info";
-  for (const std::string& a : args) cmd += " '" + a + "'";
+  for (const std::string& a : args) cmd += " " + runners::shell_quote(a);
   std::string out;
   if (FILE* f = ::popen(cmd.c_str(), "r")) {
     char buf[4096];
@@ -430,6 +431,22 @@ TEST(VulkanRunner, InfoListsEveryDeviceWithItsSubgroupSizes) {
   EXPECT_NE(none.find("no Vulkan device: --device 7: the loader lists 2 devices"),
             std::string::npos)
       << none;
+}
+
+// The probe and the per-wave checks run through a shell: a driver path with a
+// space and a quote reaches them as one word.
+TEST(VulkanRunner, InfoTakesAnIcdPathWithAQuote) {
+  if (!have_file(kLavapipeIcd)) SIMT_NO_VULKAN_DEVICE("no lavapipe driver at " << kLavapipeIcd);
+  const std::string dir = ::testing::TempDir() + "/it's an icd";
+  std::filesystem::create_directories(dir);
+  const std::string icd = dir + "/lvp.json";
+  std::filesystem::copy_file(kLavapipeIcd, icd, std::filesystem::copy_options::overwrite_existing);
+  int status = -1;
+  const std::string info = run_info({"--icd", icd}, status);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(status, 0) << info;
+  EXPECT_NE(info.find("waves: 2 4 8 16\n"), std::string::npos) << info;
+  EXPECT_NE(info.find("wave 16: llvmpipe"), std::string::npos) << info;
 }
 
 // --device picks the device: with both drivers visible, SwiftShader runs wave 4

@@ -141,15 +141,7 @@ json::Value Summary::to_json() const {
 
 namespace {
 
-std::string shell_quote(const std::string& s) {
-  if (s.find_first_not_of(
-          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-=,:@") ==
-      std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using runners::shell_quote;
 
 // What the reference knows about a configuration before anything runs.
 struct Prepared {

@@ -267,8 +267,8 @@ int probe(const Options& o) {
 
 // Runs the probe process, at most 60 s (a driver that hangs while starting).
 Probe run_probe(const Options& o, const std::string& self) {
-  std::string cmd = "timeout -s KILL 60 '" + self + "' --probe";
-  for (const std::string& a : device_args(o)) cmd += " '" + a + "'";
+  std::string cmd = "timeout -s KILL 60 " + runners::shell_quote(self) + " --probe";
+  for (const std::string& a : device_args(o)) cmd += " " + runners::shell_quote(a);
   cmd += " 2>/dev/null";
   Probe p;
   std::string out;
@@ -374,8 +374,9 @@ int info(const Options& o, const std::string& self) {
   if (!p.lavapipe) return 0;
   int status = 0;
   for (uint32_t wave : p.waves) {
-    std::string cmd = "'" + self + "' --worker-info " + std::to_string(wave) + " --lavapipe";
-    for (const std::string& a : device_args(o)) cmd += " '" + a + "'";
+    std::string cmd =
+        runners::shell_quote(self) + " --worker-info " + std::to_string(wave) + " --lavapipe";
+    for (const std::string& a : device_args(o)) cmd += " " + runners::shell_quote(a);
     std::cout << std::flush;
     if (std::system(cmd.c_str()) != 0) status = 1;
   }
