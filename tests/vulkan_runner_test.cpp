@@ -265,14 +265,34 @@ struct Certified {
   std::string vreadme;  // "C configurations of T tests: **P pass, ... U unsupported**"
 };
 
-Certified certify(const runners::ProcessSpec& spec) {
+// The suite of this checkout, every configuration selected, run with 2 jobs.
+struct WholeSuite {
+  harness::Suite suite;
+  harness::Options options;
+  std::vector<harness::Case> cases;
+};
+
+WholeSuite whole_suite() {
   std::string err;
-  auto suite =
-      harness::load_suite(harness::discover({std::string(SIMT_SOURCE_DIR) + "/suites"}, err));
+  WholeSuite w;
+  w.suite = harness::load_suite(harness::discover({std::string(SIMT_SOURCE_DIR) + "/suites"}, err));
   EXPECT_TRUE(err.empty()) << err;
-  harness::Options o;
-  o.jobs = 2;
-  auto cases = harness::select(suite, o);
+  w.options.jobs = 2;
+  w.cases = harness::select(w.suite, w.options);
+  return w;
+}
+
+// Configurations that failed, ended in error or passed unexpectedly.
+size_t failures(const harness::Summary& s) {
+  return reports::count_of(s.counts, "fail") + reports::count_of(s.counts, "error") +
+         reports::count_of(s.counts, "xpass");
+}
+
+Certified certify(const runners::ProcessSpec& spec) {
+  const WholeSuite w = whole_suite();
+  const harness::Suite& suite = w.suite;
+  const auto& cases = w.cases;
+  const harness::Options& o = w.options;
   auto runner = runners::make_process_runner(spec);
   Certified c;
   c.sum = harness::run(*runner, suite, cases, o, [](const json::Value&) {});
@@ -303,9 +323,7 @@ TEST(VulkanRunner, TheReadmeFiguresAreThoseOfThisSuiteOnLavapipe) {
   const std::string section = section_of("runners/vulkan/README.md", "Certification of lavapipe");
   EXPECT_NE(section.find(c.vreadme), std::string::npos)
       << "runners/vulkan/README.md should say in its lavapipe section: " << c.vreadme;
-  EXPECT_EQ(reports::count_of(c.sum.counts, "fail") + reports::count_of(c.sum.counts, "error") +
-                reports::count_of(c.sum.counts, "xpass"),
-            0u);
+  EXPECT_EQ(failures(c.sum), 0u);
 }
 
 // The same for SwiftShader (runners/vulkan/swiftshader.toml): its certification
@@ -323,22 +341,17 @@ TEST(VulkanRunner, TheReadmeFiguresAreThoseOfThisSuiteOnSwiftShader) {
       section_of("runners/vulkan/README.md", "Certification of SwiftShader");
   EXPECT_NE(section.find(c.vreadme), std::string::npos)
       << "runners/vulkan/README.md should say in its SwiftShader section: " << c.vreadme;
-  EXPECT_EQ(reports::count_of(c.sum.counts, "fail") + reports::count_of(c.sum.counts, "error") +
-                reports::count_of(c.sum.counts, "xpass"),
-            0u);
+  EXPECT_EQ(failures(c.sum), 0u);
 }
 
-// The suite's configurations that `status` on `spec`, as "id settings-but-wave-and-simd",
+// The suite's configurations that pass on `spec`, as "id settings-but-wave-and-simd",
 // among the cases whose matrix gives `wave` or no wave (the records name the wave
 // each ran at).
 std::set<std::string> passing_at(const runners::ProcessSpec& spec, uint32_t wave) {
-  std::string err;
-  auto suite =
-      harness::load_suite(harness::discover({std::string(SIMT_SOURCE_DIR) + "/suites"}, err));
-  EXPECT_TRUE(err.empty()) << err;
-  harness::Options o;
-  o.jobs = 2;
-  auto cases = harness::select(suite, o);
+  WholeSuite w = whole_suite();
+  const harness::Suite& suite = w.suite;
+  auto& cases = w.cases;
+  const harness::Options& o = w.options;
   std::erase_if(
       cases, [&](const harness::Case& c) { return c.settings.wave && *c.settings.wave != wave; });
   std::set<std::string> keys;
