@@ -663,9 +663,9 @@ TEST(PreemptReject, SettingsOfAnotherLaunch) {
   }
 }
 
-// The image holds the SIMD width in effect: simd 0 (a launch's "equals wave") is
-// no image's, with or without a launch (found by fuzz_image: read alone it was
-// taken as the width, then the launch its own header describes rejected it).
+// preempt.image.header, preempt.image.check: the image holds the SIMD width in effect: simd 0 (a
+// launch's "equals wave") is no image's, with or without a launch (found by fuzz_image: read alone
+// it was taken as the width, then the launch its own header describes rejected it).
 TEST(PreemptReject, ASimdOfZero) {
   const Image im = image_of(kDivergent, {}, 5);
   std::vector<uint8_t> b = im.bytes;
