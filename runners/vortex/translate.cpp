@@ -1,0 +1,1303 @@
+#include "translate.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "isa/isa.h"
+
+namespace simt::vortex {
+namespace {
+
+using exec::DstKind;
+using exec::Insn;
+using exec::Src;
+using exec::SrcKind;
+using isa::Op;
+using syntax::StmtKind;
+
+struct Unsupported {
+  std::string reason;
+};
+
+// How each instruction of the table (isa/instructions.def) is lowered: one row per
+// mnemonic and no default, so a new row does not compile until it says how it maps.
+enum class Lowering {
+  Unary,       // mov, not, popc: `rv` on A (none: mov)
+  Binary,      // `rv` a0, a0, a1
+  Divide,      // `rv` after the alu.div.zero check
+  MinMax,      // `rv` (slt/sltu) and a branch-free select (kMax: the larger)
+  Compare,     // `rv` (slt/sltu, kSwap: B < A; kNot: negated) to a 0/1 predicate word
+  Equal,       // xor, then `rv` (seqz/snez)
+  Select,      // sel: branch-free mask select
+  PredOp,      // `rv` on 0/1 predicate words (none: pmov)
+  Load,        // `rv` of `bytes` after mem.check
+  Store,       // `rv` of `bytes` after mem.check
+  Exit,        // the live mask less the active threads; tmc
+  Nop,         // nothing
+  NotInSlice,  // not translated yet (runners/vortex/README.md, "Not done")
+  Never,       // not expressible by this design (raw branches, traps, preemption, regions)
+};
+
+enum : uint8_t { kSwap = 1, kNot = 2, kMax = 4 };
+
+struct Mapping {
+  Lowering how = Lowering::Never;
+  const char* rv = "";
+  uint8_t flags = 0;
+  uint8_t bytes = 4;
+};
+
+// clang-format off
+Mapping mapping(Op op) {
+  using L = Lowering;
+  switch (op) {
+    case Op::Mov:     return {L::Unary, ""};
+    case Op::Not:     return {L::Unary, "not a0, a0"};
+    case Op::Popc:    return {L::Unary, "call __popc"};
+    case Op::Add:     return {L::Binary, "add"};
+    case Op::Sub:     return {L::Binary, "sub"};
+    case Op::Mul:     return {L::Binary, "mul"};
+    case Op::MulHi:   return {L::Binary, "mulh"};
+    case Op::MulHiU:  return {L::Binary, "mulhu"};
+    // alu.div, alu.rem: RISC-V gives -2^31 for -2^31 / -1 and 0 for its remainder, as
+    // the spec does; division by zero never reaches the hardware.
+    case Op::Div:     return {L::Divide, "div"};
+    case Op::DivU:    return {L::Divide, "divu"};
+    case Op::Rem:     return {L::Divide, "rem"};
+    case Op::RemU:    return {L::Divide, "remu"};
+    case Op::And:     return {L::Binary, "and"};
+    case Op::Or:      return {L::Binary, "or"};
+    case Op::Xor:     return {L::Binary, "xor"};
+    // alu.shift: RV32 shifts by the low 5 bits of B, as B & 31.
+    case Op::Shl:     return {L::Binary, "sll"};
+    case Op::Shr:     return {L::Binary, "srl"};
+    case Op::Sra:     return {L::Binary, "sra"};
+    case Op::Min:     return {L::MinMax, "slt"};
+    case Op::Max:     return {L::MinMax, "slt", kMax};
+    case Op::MinU:    return {L::MinMax, "sltu"};
+    case Op::MaxU:    return {L::MinMax, "sltu", kMax};
+    case Op::CmpEq:   return {L::Equal, "seqz"};
+    case Op::CmpNe:   return {L::Equal, "snez"};
+    case Op::CmpLt:   return {L::Compare, "slt"};
+    case Op::CmpLe:   return {L::Compare, "slt", kSwap | kNot};
+    case Op::CmpGt:   return {L::Compare, "slt", kSwap};
+    case Op::CmpGe:   return {L::Compare, "slt", kNot};
+    case Op::CmpLtU:  return {L::Compare, "sltu"};
+    case Op::CmpLeU:  return {L::Compare, "sltu", kSwap | kNot};
+    case Op::CmpGtU:  return {L::Compare, "sltu", kSwap};
+    case Op::CmpGeU:  return {L::Compare, "sltu", kNot};
+    case Op::Sel:     return {L::Select};
+    case Op::PAnd:    return {L::PredOp, "and"};
+    case Op::POr:     return {L::PredOp, "or"};
+    case Op::PXor:    return {L::PredOp, "xor"};
+    case Op::PMov:    return {L::PredOp, ""};
+    case Op::Ld:      return {L::Load, "lw", 0, 4};
+    case Op::LdU8:    return {L::Load, "lbu", 0, 1};
+    case Op::LdS8:    return {L::Load, "lb", 0, 1};
+    case Op::LdU16:   return {L::Load, "lhu", 0, 2};
+    case Op::LdS16:   return {L::Load, "lh", 0, 2};
+    case Op::St:      return {L::Store, "sw", 0, 4};
+    case Op::St8:     return {L::Store, "sb", 0, 1};
+    case Op::St16:    return {L::Store, "sh", 0, 2};
+    case Op::Exit:    return {L::Exit};
+    case Op::Nop:     return {L::Nop};
+    // Cross-lane, atomics, barriers, calls: planned (README, "Not done").
+    case Op::Ballot:
+    case Op::BallotHi:
+    case Op::VoteAny:
+    case Op::VoteAll:
+    case Op::ReadLane:
+    case Op::Shfl:
+    case Op::ShflXor:
+    case Op::AtomAdd:
+    case Op::AtomSub:
+    case Op::AtomMin:
+    case Op::AtomMax:
+    case Op::AtomMinU:
+    case Op::AtomMaxU:
+    case Op::AtomAnd:
+    case Op::AtomOr:
+    case Op::AtomXor:
+    case Op::AtomXchg:
+    case Op::AtomCas:
+    case Op::AtomLock:
+    case Op::AtomUnlock:
+    case Op::WatomAdd:
+    case Op::WatomSub:
+    case Op::WatomMin:
+    case Op::WatomMax:
+    case Op::WatomMinU:
+    case Op::WatomMaxU:
+    case Op::WatomAnd:
+    case Op::WatomOr:
+    case Op::WatomXor:
+    case Op::WatomXchg:
+    case Op::WatomCas:
+    case Op::WatomLock:
+    case Op::WatomUnlock:
+    case Op::Bar:
+    case Op::Call:
+    case Op::Ret:
+      return {L::NotInSlice};
+    // Raw branch primitives: only the structured statements map onto split/join and
+    // pred. Traps, preemption and sub-vector regions: not claimed.
+    case Op::Cbr:
+    case Op::Jmp:
+    case Op::Push:
+    case Op::Invert:
+    case Op::Pop:
+    case Op::LPush:
+    case Op::Brk:
+    case Op::Cont:
+    case Op::LNext:
+    case Op::Sys:
+    case Op::TRet:
+    case Op::TPause:
+    case Op::TClear:
+    case Op::FrameLd:
+    case Op::FrameSt:
+    case Op::VCall:
+#define SIMT_CTX_FIELD(id, name, summary) \
+  case Op::CtxSave##id:                   \
+  case Op::CtxLoad##id:
+#include "isa/context.def"
+#undef SIMT_CTX_FIELD
+    case Op::SysRet:
+    case Op::SubvBegin:
+    case Op::SubvEnd:
+    case Op::kCount:
+      return {L::Never};
+  }
+  return {L::Never};
+}
+// clang-format on
+
+std::string hex(uint32_t v) {
+  std::ostringstream o;
+  o << "0x" << std::hex << v;
+  return o.str();
+}
+
+// Vortex's SIMT instructions (custom-0 opcode 0x0b, R-type), as the assembler's .insn.
+std::string vx_tmc(const char* rs1) {
+  return std::string(".insn r 0x0b, 0, 0, x0, ") + rs1 + ", x0";
+}
+std::string vx_wspawn(const char* n, const char* pc) {
+  return std::string(".insn r 0x0b, 1, 0, x0, ") + n + ", " + pc;
+}
+std::string vx_split(const char* p) {
+  return std::string(".insn r 0x0b, 2, 0, x0, ") + p + ", x0";
+}
+std::string vx_join(const char* tok) {
+  return std::string(".insn r 0x0b, 3, 0, x0, ") + tok + ", x0";
+}
+std::string vx_pred(const char* c, const char* m) {
+  return std::string(".insn r 0x0b, 5, 0, x0, ") + c + ", " + m;
+}
+constexpr const char* kCsrThreadId = "0xcc0";
+constexpr const char* kCsrWarpId = "0xcc1";
+constexpr const char* kCsrTmask = "0xcc4";  // the warp's thread mask
+
+// Per-warp words after the scalar registers (offsets in words from s10).
+enum WarpWord : uint32_t {
+  kEmpty = 0,  // 1: our exec is empty (the running threads only carry the warp)
+  kLive,       // threads not exited
+  kDepth,      // entries of Vortex's IPDOM stack (split tokens)
+  kBallot,     // scratch of ballots
+  kPick,       // scratch of one lane's value
+  kWarpWords,
+};
+// Per-frame words (one frame per structured statement in the text).
+enum FrameWord : uint32_t {
+  kFEmpty = 0,  // `empty` when the frame was opened
+  kFSaved,      // the thread mask then
+  kFMode,       // if: 0 split/join, 1 tmc
+  kFOther,      // if, mode 1: the lanes of the else side
+  kFToken,      // if, mode 0: the split's IPDOM depth (join's operand)
+  kFBroke,      // loop: lanes that left with break
+  kFCont,       // loop: lanes waiting with continue
+  kFPhase,      // if, mode 0: 1 once the then side reached the join
+  kFrameWords,
+};
+
+struct Frame {
+  bool loop = false;
+  uint32_t id = 0;
+  int32_t loop_id = -1;  // if: the innermost loop around it
+  bool has_else = false;
+};
+
+class Translator {
+ public:
+  explicit Translator(const host::Loaded& loaded)
+      : loaded_(loaded), prog_(*loaded.program), cfg_(loaded.program->config) {}
+
+  Translation run() {
+    check_launch();
+    Translation t;
+    t.threads = cfg_.wave;
+    t.warps = cfg_.warps;
+    for (uint32_t i = 0; i < prog_.buffers.size(); ++i) {
+      if (prog_.buffers[i].mode != syntax::BufferMode::In)
+        t.outputs.push_back({i, (prog_.buffers[i].bytes + 3) / 4});
+    }
+    for (const Insn& in : prog_.insns)
+      if (isa::info(in.op).family == isa::Family::Store) t.writes_memory = true;
+    body();
+    t.assembly = assemble(t);
+    return t;
+  }
+
+ private:
+  void check_launch() {
+    if (cfg_.workgroups != 1)
+      throw Unsupported{std::to_string(cfg_.workgroups) +
+                        " workgroups (this slice runs one workgroup on one core)"};
+    if (cfg_.wave > 32)
+      throw Unsupported{"wave " + std::to_string(cfg_.wave) +
+                        " (a Vortex warp has at most 32 threads: simx's thread masks are 32 bits)"};
+    if (cfg_.warps > 32)
+      throw Unsupported{std::to_string(cfg_.warps) +
+                        " warps (simx's warp masks are 32 bits; this slice uses one core)"};
+    if (prog_.handler || !prog_.vtables.empty() || !prog_.host.empty())
+      throw Unsupported{"a trap handler, vector table or host script (the trap feature)"};
+    if (cfg_.slm != 0) {
+      // Allowed as long as no instruction addresses slm (memory() refuses those).
+    }
+    // How each launch setting maps; a new row does not compile until it says.
+    for (const exec::SettingInfo& s : exec::kSettings) {
+      switch (s.id) {
+        case exec::Setting::wave:        // simx -t (checked above)
+        case exec::Setting::warps:       // simx -w (checked above)
+        case exec::Setting::workgroups:  // one (checked above)
+        case exec::Setting::cores:       // read by %core only: wg % cores = 0
+        case exec::Setting::simd:        // read by %simd only
+        case exec::Setting::slm:         // slm accesses are refused (memory())
+        case exec::Setting::vregs:       // per-thread words in memory
+        case exec::Setting::sregs:       // per-warp words in memory
+        case exec::Setting::mask_depth:  // static depth of the structured statements
+        case exec::Setting::call_depth:  // calls are refused
+        case exec::Setting::stack:       // stack accesses are refused
+        case exec::Setting::max_steps:   // the runner refuses step_limit outcomes (main.cpp)
+        case exec::Setting::policy:      // Vortex schedules (runner.own_scheduler)
+        case exec::Setting::seed:
+        case exec::Setting::livelock_check:  // not detected (no `livelock` capability)
+          break;
+      }
+    }
+  }
+
+  // ---- output -----------------------------------------------------------------
+
+  void line(const std::string& s) { code_ << "  " << s << '\n'; }
+  void label(const std::string& l) { code_ << l << ":\n"; }
+  std::string fresh() { return ".Lx" + std::to_string(labels_++); }
+
+  // Loads or stores `reg` at byte offset `off` from `base` (any offset).
+  void mem(const char* op, const std::string& reg, uint32_t off, const char* base) {
+    if (off < 2048) {
+      line(std::string(op) + " " + reg + ", " + std::to_string(off) + "(" + base + ")");
+    } else {
+      line("li t6, " + std::to_string(off));
+      line(std::string("add t6, t6, ") + base);
+      line(std::string(op) + " " + reg + ", 0(t6)");
+    }
+  }
+  uint32_t warp_off(uint32_t w) const { return 4 * (cfg_.sregs + w); }
+  uint32_t frame_off(uint32_t id, uint32_t w) const {
+    return 4 * (cfg_.sregs + kWarpWords + id * kFrameWords + w);
+  }
+  void warp_lw(const std::string& reg, uint32_t w) { mem("lw", reg, warp_off(w), "s10"); }
+  void warp_sw(const std::string& reg, uint32_t w) { mem("sw", reg, warp_off(w), "s10"); }
+  void frame_lw(const std::string& reg, uint32_t id, uint32_t w) {
+    mem("lw", reg, frame_off(id, w), "s10");
+  }
+  void frame_sw(const std::string& reg, uint32_t id, uint32_t w) {
+    mem("sw", reg, frame_off(id, w), "s10");
+  }
+
+  // ---- operands -----------------------------------------------------------------
+
+  void load_src(const Src& s, const std::string& reg) {
+    switch (s.kind) {
+      case SrcKind::None:
+        line("li " + reg + ", 0");
+        return;
+      case SrcKind::VReg:
+        mem("lw", reg, 4 * s.index, "s11");
+        return;
+      case SrcKind::LaneId:
+        line("mv " + reg + ", s9");  // state.special.lane
+        return;
+      case SrcKind::Imm:
+        line("li " + reg + ", " + hex(s.imm));
+        return;
+      case SrcKind::SReg:
+        mem("lw", reg, 4 * s.index, "s10");
+        return;
+      case SrcKind::Special:
+        special(static_cast<isa::Special>(s.index), reg);
+        return;
+    }
+    throw Unsupported{"an operand the translator does not know"};
+  }
+
+  void special(isa::Special sp, const std::string& reg) {
+    switch (sp) {
+      case isa::Special::Lane:
+        line("mv " + reg + ", s9");
+        return;
+      case isa::Special::Warp:  // one workgroup: warp = gwarp = Vortex's warp id
+      case isa::Special::GWarp:
+        line("mv " + reg + ", s8");
+        return;
+      case isa::Special::Wg:  // one workgroup on core 0
+      case isa::Special::Core:
+        line("li " + reg + ", 0");
+        return;
+      case isa::Special::Wave:
+        line("li " + reg + ", " + std::to_string(cfg_.wave));
+        return;
+      case isa::Special::Simd:
+        line("li " + reg + ", " + std::to_string(cfg_.simd_width()));
+        return;
+      case isa::Special::NWarps:
+        line("li " + reg + ", " + std::to_string(cfg_.warps));
+        return;
+      case isa::Special::NWg:
+        line("li " + reg + ", 1");
+        return;
+      case isa::Special::Exec:  // state.special.exec: the thread mask, 0 when empty
+      case isa::Special::ExecLo:
+        warp_lw("t6", kEmpty);
+        line("addi t6, t6, -1");  // empty: 0, else all ones
+        line("csrr " + reg + ", " + kCsrTmask);
+        line("and " + reg + ", " + reg + ", t6");
+        return;
+      case isa::Special::ExecHi:  // wave <= 32
+        line("li " + reg + ", 0");
+        return;
+      case isa::Special::Esr:
+      case isa::Special::Tgid:
+      case isa::Special::Gesr:
+      case isa::Special::kCount:
+        break;
+    }
+    throw Unsupported{"special register %" + std::string(isa::special_info(sp).name) +
+                      " (the trap feature)"};
+  }
+
+  uint32_t pred_off(uint8_t p) const { return 4 * (cfg_.vregs + p); }
+
+  // A predicate as 0/1 in `reg`.
+  void load_pred(uint8_t p, bool neg, const std::string& reg) {
+    if (p == isa::kPredTrue) {
+      line("li " + reg + ", " + (neg ? "0" : "1"));
+      return;
+    }
+    mem("lw", reg, pred_off(p), "s11");
+    if (neg) line("xori " + reg + ", " + reg + ", 1");
+  }
+
+  // Writes `reg` to the destination (vector/predicate: this thread's word; scalar:
+  // the warp's word, every running thread writing the same value).
+  void store_dst(const Insn& in, const std::string& reg) {
+    switch (in.dst_kind) {
+      case DstKind::V:
+        mem("sw", reg, 4 * in.dst, "s11");
+        return;
+      case DstKind::S:
+        mem("sw", reg, 4 * in.dst, "s10");
+        return;
+      case DstKind::P:
+        mem("sw", reg, pred_off(static_cast<uint8_t>(in.dst)), "s11");
+        return;
+      case DstKind::Special:
+        write_exec(static_cast<isa::Special>(in.dst), reg);
+        return;
+      case DstKind::None:
+        break;
+    }
+    throw Unsupported{"an instruction without destination"};
+  }
+
+  // state.special.exec: `mov %exec*, A` sets exec to A's bits of live lanes (waves up
+  // to 32: %exec and %exec_lo write the same bits, %exec_hi none); the mask stack, our
+  // frames' words and Vortex's IPDOM stack, is untouched.
+  void write_exec(isa::Special sp, const std::string& reg) {
+    switch (sp) {
+      case isa::Special::Exec:
+      case isa::Special::ExecLo:
+        warp_lw("t1", kLive);
+        line("and " + reg + ", " + reg + ", t1");
+        break;
+      case isa::Special::ExecHi:  // no lane at 32 or above: exec unchanged
+        return;
+      case isa::Special::Lane:
+      case isa::Special::Warp:
+      case isa::Special::GWarp:
+      case isa::Special::Wg:
+      case isa::Special::Core:
+      case isa::Special::Wave:
+      case isa::Special::Simd:
+      case isa::Special::NWarps:
+      case isa::Special::NWg:
+      case isa::Special::Esr:
+      case isa::Special::Tgid:
+      case isa::Special::Gesr:
+      case isa::Special::kCount:
+        throw Unsupported{"a write to a special register other than %exec"};
+    }
+    set_mask(reg);
+  }
+
+  // Vector-form code runs only when exec is not empty (exec.form).
+  std::string guard_begin() {
+    std::string skip = fresh();
+    warp_lw("t0", kEmpty);
+    line("bnez t0, " + skip);
+    return skip;
+  }
+
+  // ---- helpers on uniform values --------------------------------------------------
+
+  // a0 (each running thread's 0/1) -> a0 = the mask of running threads with 1.
+  void ballot() { line("call __ballot"); }
+  // a0 = lane index, a1 = each thread's value -> a1 = that lane's value.
+  void pick() { line("call __pick"); }
+
+  // Raises the event and ends the warp (exec.commit: nothing of the instruction is
+  // committed). Registers: a0 code, a1 pc, a2 lane, a3 address, a4 buffer index.
+  void raise(isa::Event e, const std::string& lane_reg = "", const std::string& addr_reg = "",
+             uint32_t space = 0) {
+    if (!addr_reg.empty() && addr_reg != "a3") line("mv a3, " + addr_reg);
+    if (addr_reg.empty()) line("li a3, 0");
+    if (!lane_reg.empty() && lane_reg != "a2") line("mv a2, " + lane_reg);
+    if (lane_reg.empty()) line("li a2, -1");
+    line("li a4, " + std::to_string(space));
+    line("li a1, " + std::to_string(cur_pc_));
+    line("li a0, " + std::to_string(static_cast<uint32_t>(e)));
+    line("j __raise");
+  }
+
+  // ---- statements --------------------------------------------------------------------
+
+  void body() {
+    const auto& stmts = loaded_.ast.stmts;
+    stmt_pc_.resize(stmts.size());
+    uint32_t pc = 0;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      stmt_pc_[i] = pc;
+      pc += stmts[i].kind == StmtKind::Label ? 0 : stmts[i].kind == StmtKind::EndLoop ? 3 : 1;
+    }
+    if (pc != prog_.size()) throw Unsupported{"the AST and the expanded program disagree"};
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      const auto& st = stmts[i];
+      pc_ = stmt_pc_[i];
+      switch (st.kind) {
+        case StmtKind::Label:
+          break;
+        case StmtKind::Instr:
+          instr(at(st.op));
+          break;
+        case StmtKind::If:
+          if_(at(Op::Push));
+          break;
+        case StmtKind::Else:
+          else_(at(Op::Invert));
+          break;
+        case StmtKind::EndIf:
+          endif_(at(Op::Pop));
+          break;
+        case StmtKind::Loop:
+          loop_(at(Op::LPush));
+          break;
+        case StmtKind::Break:
+          brk_cont(at(Op::Brk), false);
+          break;
+        case StmtKind::Continue:
+          brk_cont(at(Op::Cont), true);
+          break;
+        case StmtKind::EndLoop:
+          endloop_();
+          break;
+      }
+    }
+    // Falling through the end (possible only without flow validation): pc_range.
+    cur_pc_ = static_cast<uint32_t>(prog_.size());
+    line("# end of the program: event.pc_range");
+    raise(isa::Event::PcRange);
+  }
+
+  const Insn& at(Op op) {
+    if (pc_ >= prog_.size() || prog_.insns[pc_].op != op)
+      throw Unsupported{"the AST and the expanded program disagree at pc " + std::to_string(pc_)};
+    cur_pc_ = pc_;
+    return prog_.insns[pc_++];
+  }
+
+  std::string mnemonic(Op op) const { return std::string(isa::info(op).mnemonic); }
+
+  void instr(const Insn& in) {
+    code_ << "# pc " << cur_pc_ << ": " << prog_.text[cur_pc_] << "\n";
+    const Mapping m = mapping(in.op);
+    switch (m.how) {
+      case Lowering::Unary:
+      case Lowering::Binary:
+      case Lowering::Divide:
+      case Lowering::MinMax:
+        alu(in, m);
+        return;
+      case Lowering::Compare:
+      case Lowering::Equal:
+        compare(in, m);
+        return;
+      case Lowering::Select:
+        select(in);
+        return;
+      case Lowering::PredOp:
+        pred_op(in, m);
+        return;
+      case Lowering::Load:
+      case Lowering::Store:
+        memory(in, m);
+        return;
+      case Lowering::Exit:
+        exit_();
+        return;
+      case Lowering::Nop:
+        return;
+      case Lowering::NotInSlice:
+        throw Unsupported{"`" + mnemonic(in.op) + "` (not translated for Vortex yet)"};
+      case Lowering::Never:
+        throw Unsupported{"`" + mnemonic(in.op) +
+                          "` (raw branch primitives, traps, preemption and sub-vector regions are "
+                          "not translated: only structured control flow maps onto split/join and "
+                          "pred)"};
+    }
+  }
+
+  // alu.*: the vector form under exec (skipped when empty), the scalar form always
+  // (alu.form.scalar).
+  void alu(const Insn& in, const Mapping& m) {
+    // The scalar form, and `mov` to %exec (scalar only, valid.*), run whatever exec is.
+    const bool vector = in.dst_kind != DstKind::S && in.dst_kind != DstKind::Special;
+    std::string skip;
+    if (vector) skip = guard_begin();
+    load_src(in.a, "a0");
+    if (m.how != Lowering::Unary) load_src(in.b, "a1");
+    switch (m.how) {
+      case Lowering::Unary:
+        if (*m.rv) line(m.rv);
+        break;
+      case Lowering::Divide:
+        div_zero_check(vector);
+        line(std::string(m.rv) + " a0, a0, a1");
+        break;
+      case Lowering::Binary:
+        line(std::string(m.rv) + " a0, a0, a1");
+        break;
+      case Lowering::MinMax:  // alu.minmax, branch-free (threads may differ)
+        // t1 = (a < b); min = t1 ? a : b; max = t1 ? b : a
+        line(std::string(m.rv) + " t1, a0, a1");
+        if (m.flags & kMax) line("xori t1, t1, 1");
+        line("neg t1, t1");
+        line("and a0, a0, t1");
+        line("not t1, t1");
+        line("and a1, a1, t1");
+        line("or a0, a0, a1");
+        break;
+      case Lowering::Compare:
+      case Lowering::Equal:
+      case Lowering::Select:
+      case Lowering::PredOp:
+      case Lowering::Load:
+      case Lowering::Store:
+      case Lowering::Exit:
+      case Lowering::Nop:
+      case Lowering::NotInSlice:
+      case Lowering::Never:
+        throw Unsupported{"`" + mnemonic(in.op) + "` is not an ALU instruction"};
+    }
+    store_dst(in, "a0");
+    if (vector) label(skip);
+  }
+
+  // alu.div.zero: the vector form raises for the lowest active lane with B = 0, the
+  // scalar form (no lane) whatever exec is. a0 = A, a1 = B are kept.
+  void div_zero_check(bool vector) {
+    const std::string ok = fresh();
+    if (!vector) {
+      line("bnez a1, " + ok);
+      raise(isa::Event::DivZero);
+      label(ok);
+      return;
+    }
+    line("mv s2, a0");
+    line("mv s3, a1");
+    line("seqz a0, a1");
+    ballot();
+    line("beqz a0, " + ok);
+    line("call __ctz");
+    raise(isa::Event::DivZero, "a0");
+    label(ok);
+    line("mv a0, s2");
+    line("mv a1, s3");
+  }
+
+  // alu.cmp: a 0/1 predicate word of each active lane.
+  void compare(const Insn& in, const Mapping& m) {
+    const std::string skip = guard_begin();
+    load_src(in.a, "a0");
+    load_src(in.b, "a1");
+    if (m.how == Lowering::Equal) {
+      line("xor a0, a0, a1");
+      line(std::string(m.rv) + " a0, a0");
+    } else {
+      line(std::string(m.rv) + (m.flags & kSwap ? " a0, a1, a0" : " a0, a0, a1"));
+      if (m.flags & kNot) line("xori a0, a0, 1");
+    }
+    store_dst(in, "a0");
+    label(skip);
+  }
+
+  void select(const Insn& in) {  // alu.sel
+    const std::string skip = guard_begin();
+    load_pred(in.pa, in.na, "t1");
+    load_src(in.a, "a0");
+    load_src(in.b, "a1");
+    line("neg t1, t1");
+    line("and a0, a0, t1");
+    line("not t1, t1");
+    line("and a1, a1, t1");
+    line("or a0, a0, a1");
+    store_dst(in, "a0");
+    label(skip);
+  }
+
+  void pred_op(const Insn& in, const Mapping& m) {  // alu.pred
+    const std::string skip = guard_begin();
+    load_pred(in.pa, in.na, "a0");
+    if (*m.rv) {
+      load_pred(in.pb, in.nb, "a1");
+      line(std::string(m.rv) + " a0, a0, a1");
+    }
+    store_dst(in, "a0");
+    label(skip);
+  }
+
+  // mem.address, mem.check, mem.load, mem.store, mem.store.order.
+  void memory(const Insn& in, const Mapping& m) {
+    const bool store = m.how == Lowering::Store;
+    const uint32_t n = m.bytes;
+    const char* op = m.rv;
+    if (in.space == exec::kSpaceSlm) throw Unsupported{"slm accesses (not in this slice)"};
+    if (in.space >= prog_.buffers.size())
+      throw Unsupported{"a memory space other than a buffer (not in this slice)"};
+    const uint32_t bytes = prog_.buffers[in.space].bytes;
+    // Stores have no scalar form (mem.store); a load with an s destination checks
+    // once without lane (mem.load.scalar) whatever exec is.
+    const bool lanes = store || in.dst_kind != DstKind::S;
+    std::string skip;
+    if (lanes) skip = guard_begin();
+    load_src(in.a, "s4");
+    line("li t1, " + hex(in.offset));
+    line("add s4, s4, t1");  // mem.address: wraps
+    const Src& base = in.a;
+    const bool constant = base.kind == SrcKind::None || base.kind == SrcKind::Imm;
+    const uint32_t ca = (base.kind == SrcKind::Imm ? base.imm : 0u) + in.offset;
+    if (!(constant && ca % n == 0 && uint64_t{ca} + n <= bytes)) {
+      // s5 = misaligned, s6 = misaligned or out of bounds
+      line("andi s5, s4, " + std::to_string(n - 1));
+      line("snez s5, s5");
+      if (bytes < n) {
+        line("li s6, 1");
+      } else {
+        line("li t1, " + hex(bytes - n));
+        line("sltu s6, t1, s4");
+      }
+      line("or s6, s6, s5");
+      const std::string ok = fresh();
+      const uint32_t mis = static_cast<uint32_t>(isa::Event::MemMisaligned);
+      const uint32_t oob = static_cast<uint32_t>(isa::Event::MemOutOfBounds);
+      if (lanes) {
+        line("mv a0, s6");
+        ballot();
+        line("beqz a0, " + ok);
+        line("call __ctz");
+        line("mv s7, a0");  // the lowest faulting lane
+        line("mv a1, s5");
+        pick();
+        line("mv s5, a1");  // its misalignment
+        line("mv a0, s7");
+        line("mv a1, s4");
+        pick();
+        line("mv a3, a1");  // its address
+        line("mv a2, s7");
+      } else {
+        line("beqz s6, " + ok);
+        line("mv a3, s4");
+        line("li a2, -1");
+      }
+      line("li a0, " + std::to_string(oob));
+      line("beqz s5, 1f");
+      line("li a0, " + std::to_string(mis));
+      line("1:");
+      line("li a4, " + std::to_string(in.space));
+      line("li a1, " + std::to_string(cur_pc_));
+      line("j __raise");
+      label(ok);
+    }
+    line("la t1, buf" + std::to_string(in.space));
+    line("add s4, s4, t1");
+    if (store) {
+      // Threads store in ascending order within one instruction, so of several lanes
+      // writing one location the highest one's value remains (mem.store.order).
+      load_src(in.b, "a0");
+      line(std::string(op) + " a0, 0(s4)");
+    } else {
+      line(std::string(op) + " a0, 0(s4)");
+      store_dst(in, "a0");
+    }
+    if (lanes) label(skip);
+  }
+
+  // branch.exit: the active lanes retire. If none is live any more the warp ends;
+  // otherwise exec is empty until a frame restores lanes that did not exit.
+  void exit_() {
+    const std::string skip = guard_begin();
+    warp_lw("t1", kLive);
+    line(std::string("csrr t2, ") + kCsrTmask);
+    line("not t2, t2");
+    line("and t1, t1, t2");
+    warp_sw("t1", kLive);
+    line("beqz t1, __warp_end");
+    line("li t1, 1");
+    warp_sw("t1", kEmpty);
+    label(skip);
+  }
+
+  // ---- structured control flow -------------------------------------------------------
+
+  int32_t innermost_loop() const {
+    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it)
+      if (it->loop) return static_cast<int32_t>(it->id);
+    return -1;
+  }
+
+  // branch.mask.overflow at the static depth of the structured statements.
+  void push_frame(const Frame& f) {
+    frames_.push_back(f);
+    if (frames_.size() > cfg_.mask_depth) raise(isa::Event::MaskOverflow);
+  }
+
+  // Opens the frame: remember `empty` and the thread mask.
+  void open(const Frame& f) {
+    warp_lw("t1", kEmpty);
+    frame_sw("t1", f.id, kFEmpty);
+    line(std::string("csrr t1, ") + kCsrTmask);
+    frame_sw("t1", f.id, kFSaved);
+  }
+
+  // The thread mask becomes `reg` (a0..): tmc if not zero, else `empty`.
+  void set_mask(const std::string& reg) {
+    const std::string none = fresh(), done = fresh();
+    line("beqz " + reg + ", " + none);
+    warp_sw("zero", kEmpty);
+    line(vx_tmc(reg.c_str()));
+    line("j " + done);
+    label(none);
+    line("li t1, 1");
+    warp_sw("t1", kEmpty);
+    label(done);
+  }
+
+  // if P (branch.struct.if): the lanes with P run the then side, the others the else
+  // side, then both are restored. Mode 0 (split/join) when both sides have lanes, the
+  // then side has at least as many (Vortex runs the larger side first; ours runs then
+  // first) and the IPDOM stack has room; otherwise mode 1 (each side under tmc).
+  void if_(const Insn& in) {
+    Frame f{false, next_id_++, innermost_loop(), false};
+    code_ << "# pc " << cur_pc_ << ": if\n";
+    push_frame(f);
+    const std::string id = std::to_string(f.id);
+    open(f);
+    const std::string mode1 = ".Lif" + id + "_m1", then = ".Lif" + id + "_then";
+    // a0 = lanes with P (0 when empty), a1 = the others
+    load_pred(in.pa, in.na, "s2");
+    line("mv a0, s2");
+    ballot();
+    warp_lw("t1", kEmpty);
+    line("addi t1, t1, -1");
+    line("and a0, a0, t1");
+    line(std::string("csrr a1, ") + kCsrTmask);
+    line("and a1, a1, t1");
+    line("not t2, a0");
+    line("and a1, a1, t2");
+    line("mv s3, a0");
+    line("mv s4, a1");
+    line("beqz a0, " + mode1);
+    line("beqz a1, " + mode1);
+    warp_lw("t1", kDepth);
+    line("li t2, " + std::to_string(cfg_.wave - 1));  // simx's IPDOM stack: wave - 1 entries
+    line("bgeu t1, t2, " + mode1);
+    line("call __popc");
+    line("mv s5, a0");
+    line("mv a0, s4");
+    line("call __popc");
+    line("bltu s5, a0, " + mode1);
+    // mode 0: split on P; the then lanes run first, the else lanes resume after the
+    // split when the then side reaches the join, branch to the else side.
+    frame_sw("zero", f.id, kFMode);
+    warp_lw("t1", kDepth);
+    frame_sw("t1", f.id, kFToken);
+    line("addi t1, t1, 1");
+    warp_sw("t1", kDepth);
+    frame_sw("zero", f.id, kFPhase);
+    line(vx_split("s2"));
+    // Reached twice: by the then lanes, and by the else lanes when the join resumes
+    // them (a per-thread register could have been changed by a %exec write since).
+    frame_lw("t1", f.id, kFPhase);
+    line("bnez t1, .Lif" + id + "_else");
+    line("j " + then);
+    label(mode1);
+    line("li t1, 1");
+    frame_sw("t1", f.id, kFMode);
+    frame_sw("s4", f.id, kFOther);
+    line("mv a0, s3");
+    set_mask("a0");
+    label(then);
+  }
+
+  // The end of the then side: mode 0 goes to the join (which resumes the else lanes),
+  // mode 1 sets the mask to the else lanes that are live (branch.invert).
+  void then_end(const Frame& f) {
+    const std::string id = std::to_string(f.id);
+    const std::string mode1 = fresh();
+    frame_lw("t1", f.id, kFMode);
+    line("bnez t1, " + mode1);
+    line("li t1, 1");
+    frame_sw("t1", f.id, kFPhase);
+    line("j .Lif" + id + "_join");
+    label(mode1);
+    frame_lw("a0", f.id, kFOther);
+    warp_lw("t1", kLive);
+    line("and a0, a0, t1");
+    set_mask("a0");
+    line("j .Lif" + id + "_else_body");
+    label(".Lif" + id + "_else");  // mode 0: the else lanes, resumed by the join
+    warp_sw("zero", kEmpty);
+    label(".Lif" + id + "_else_body");
+  }
+
+  void else_(const Insn&) {
+    if (frames_.empty() || frames_.back().loop) throw Unsupported{"else without if"};
+    code_ << "# pc " << cur_pc_ << ": else\n";
+    frames_.back().has_else = true;
+    then_end(frames_.back());
+  }
+
+  // endif (branch.pop): mode 0 joins (twice: the then lanes switch to the else lanes,
+  // the else lanes reconverge); then the mask is the lanes that entered, less those
+  // that exited and those that left the innermost loop around (break, continue).
+  void endif_(const Insn&) {
+    if (frames_.empty() || frames_.back().loop) throw Unsupported{"endif without if"};
+    Frame f = frames_.back();
+    code_ << "# pc " << cur_pc_ << ": endif\n";
+    if (!f.has_else) then_end(f);
+    frames_.pop_back();
+    const std::string id = std::to_string(f.id);
+    const std::string after = ".Lif" + id + "_after";
+    label(".Lif" + id + "_join");
+    frame_lw("t1", f.id, kFMode);
+    line("bnez t1, " + after);
+    frame_lw("t1", f.id, kFToken);
+    line(vx_join("t1"));
+    warp_lw("t1", kDepth);
+    line("addi t1, t1, -1");
+    warp_sw("t1", kDepth);
+    label(after);
+    restore(f, f.loop_id);
+  }
+
+  // The frame's saved mask & live & ~(lanes that left loop `loop`), or empty; `empty`
+  // again if it was when the frame opened.
+  void restore(const Frame& f, int32_t loop) {
+    const std::string was_empty = fresh(), done = fresh();
+    frame_lw("t1", f.id, kFEmpty);
+    line("bnez t1, " + was_empty);
+    frame_lw("a0", f.id, kFSaved);
+    warp_lw("t1", kLive);
+    line("and a0, a0, t1");
+    if (loop >= 0) {
+      frame_lw("t1", static_cast<uint32_t>(loop), kFBroke);
+      frame_lw("t2", static_cast<uint32_t>(loop), kFCont);
+      line("or t1, t1, t2");
+      line("not t1, t1");
+      line("and a0, a0, t1");
+    }
+    set_mask("a0");
+    line("j " + done);
+    label(was_empty);
+    line("li t1, 1");
+    warp_sw("t1", kEmpty);
+    label(done);
+  }
+
+  // loop (branch.struct.loop): lanes leave with break, wait with continue until the
+  // end of the iteration; the loop goes on while a lane is active (lnext, cbr).
+  void loop_(const Insn&) {
+    Frame f{true, next_id_++, -1, false};
+    code_ << "# pc " << cur_pc_ << ": loop\n";
+    push_frame(f);
+    open(f);
+    frame_sw("zero", f.id, kFBroke);
+    frame_sw("zero", f.id, kFCont);
+    label(".Lloop" + std::to_string(f.id) + "_top");
+  }
+
+  // break P / continue P (branch.brk, branch.cont): the active lanes with P leave;
+  // the rest go on under pred (none left: exec is empty).
+  void brk_cont(const Insn& in, bool cont) {
+    code_ << "# pc " << cur_pc_ << ": " << (cont ? "continue" : "break") << "\n";
+    const int32_t l = innermost_loop();
+    if (l < 0) throw Unsupported{"break or continue outside a loop"};
+    const std::string skip = guard_begin();
+    load_pred(in.pa, in.na, "s2");
+    line("mv a0, s2");
+    ballot();  // a0 = the lanes leaving
+    frame_lw("t1", static_cast<uint32_t>(l), cont ? kFCont : kFBroke);
+    line("or t1, t1, a0");
+    frame_sw("t1", static_cast<uint32_t>(l), cont ? kFCont : kFBroke);
+    line(std::string("csrr t1, ") + kCsrTmask);
+    line("not a0, a0");
+    line("and a0, a0, t1");
+    const std::string none = fresh();
+    line("beqz a0, " + none);
+    line("xori s2, s2, 1");
+    line(vx_pred("s2", "t1"));  // some lane stays, so pred narrows to them
+    line("j " + skip);
+    label(none);
+    line("li t1, 1");
+    warp_sw("t1", kEmpty);
+    label(skip);
+  }
+
+  // endloop = lnext; cbr pt back; pop. A loop entered with exec empty runs once.
+  void endloop_() {
+    if (frames_.empty() || !frames_.back().loop) throw Unsupported{"endloop without loop"};
+    Frame f = frames_.back();
+    frames_.pop_back();
+    const std::string id = std::to_string(f.id);
+    at(Op::LNext);
+    code_ << "# pc " << cur_pc_ << ": endloop (lnext, cbr, pop)\n";
+    at(Op::Cbr);
+    at(Op::Pop);
+    const std::string pop = ".Lloop" + id + "_pop";
+    frame_lw("t1", f.id, kFEmpty);
+    line("bnez t1, " + pop);
+    // lnext: the active lanes and those that continued (still live)
+    warp_lw("t1", kEmpty);
+    line("addi t1, t1, -1");
+    line(std::string("csrr a0, ") + kCsrTmask);
+    line("and a0, a0, t1");
+    frame_lw("t1", f.id, kFCont);
+    line("or a0, a0, t1");
+    warp_lw("t1", kLive);
+    line("and a0, a0, t1");
+    frame_sw("zero", f.id, kFCont);
+    // cbr: back while a lane is active
+    line("beqz a0, " + pop);
+    warp_sw("zero", kEmpty);
+    line(vx_tmc("a0"));
+    line("j .Lloop" + id + "_top");
+    label(pop);
+    restore(f, -1);
+  }
+
+  // ---- the program ---------------------------------------------------------------------
+
+  std::string assemble(const Translation& t) {
+    std::ostringstream o;
+    const uint32_t full = cfg_.wave == 32 ? 0xffffffffu : (1u << cfg_.wave) - 1;
+    const uint32_t thread_bytes = 4 * (cfg_.vregs + isa::kNumPreds);
+    const uint32_t warp_bytes = 4 * (cfg_.sregs + kWarpWords + next_id_ * kFrameWords);
+    o << "# simtspec program translated by runners/vortex/translate.cpp: wave " << cfg_.wave
+      << ", warps " << cfg_.warps << "\n"
+      << "  .section .text.start, \"ax\"\n"
+         "  .globl _start\n"
+         "_start:\n";
+    o << "  li t0, " << cfg_.warps << "\n  la t1, __warp\n  " << vx_wspawn("t0", "t1") << "\n"
+      << "__warp:\n"
+      << "  li t0, " << hex(full) << "\n  " << vx_tmc("t0") << "\n"
+      << "  csrr s9, " << kCsrThreadId << "\n"
+      << "  csrr s8, " << kCsrWarpId << "\n"
+      << "  li t0, " << warp_bytes << "\n  mul t0, t0, s8\n  la s10, __warps\n  add s10, s10, t0\n"
+      << "  li t0, " << cfg_.wave << "\n  mul t0, t0, s8\n  add t0, t0, s9\n"
+      << "  li t1, " << thread_bytes << "\n  mul t0, t0, t1\n  la s11, __threads\n"
+      << "  add s11, s11, t0\n"
+      << "  li t0, " << hex(full) << "\n  sw t0, " << warp_off(kLive) << "(s10)\n";
+    o << code_.str();
+    o << R"(
+# ---- runtime: helpers on the running threads (uniform control flow only) ----
+# __ballot: a0 = 0/1 per thread -> a0 = mask of the running threads with 1
+__ballot:
+  addi t3, s10, )"
+      << warp_off(kBallot) << R"(
+  sw zero, 0(t3)
+  sll t4, a0, s9
+  amoor.w zero, t4, (t3)
+  lw a0, 0(t3)
+  ret
+# __pick: a0 = lane, a1 = value per thread -> a1 = the value of that lane
+__pick:
+  addi t3, s10, )"
+      << warp_off(kPick) << R"(
+  sw zero, 0(t3)
+  sub t4, s9, a0
+  seqz t4, t4
+  neg t4, t4
+  and t4, t4, a1
+  amoor.w zero, t4, (t3)
+  lw a1, 0(t3)
+  ret
+# __popc: a0 -> number of set bits (branch-free)
+__popc:
+  srli t3, a0, 1
+  li t4, 0x55555555
+  and t3, t3, t4
+  sub a0, a0, t3
+  li t4, 0x33333333
+  and t3, a0, t4
+  srli a0, a0, 2
+  and a0, a0, t4
+  add a0, a0, t3
+  srli t3, a0, 4
+  add a0, a0, t3
+  li t4, 0x0f0f0f0f
+  and a0, a0, t4
+  li t4, 0x01010101
+  mul a0, a0, t4
+  srli a0, a0, 24
+  ret
+# __ctz: a0 (not 0) -> index of its lowest set bit
+__ctz:
+  neg t3, a0
+  and a0, a0, t3
+  addi a0, a0, -1
+  j __popc
+# __raise: a0 code, a1 pc, a2 lane, a3 address, a4 buffer: one thread records the
+# first event of the launch; the warp ends.
+__raise:
+  csrr t0, 0xcc4
+  neg t1, t0
+  and t0, t0, t1
+  .insn r 0x0b, 0, 0, x0, t0, x0
+  la t1, __record
+  li t2, 1
+  amoadd.w t2, t2, (t1)
+  bnez t2, __warp_done
+  sw a0, 4(t1)
+  sw s8, 8(t1)
+  sw a1, 12(t1)
+  sw a2, 16(t1)
+  sw a3, 20(t1)
+  sw a4, 24(t1)
+  j __warp_done
+# __warp_end: every lane exited
+__warp_end:
+  csrr t0, 0xcc4
+  neg t1, t0
+  and t0, t0, t1
+  .insn r 0x0b, 0, 0, x0, t0, x0
+# __warp_done: one thread of an ended warp; the last warp prints the outcome
+__warp_done:
+  la t1, __ended
+  li t2, 1
+  amoadd.w t2, t2, (t1)
+  li t3, )"
+      << cfg_.warps - 1 << R"(
+  beq t2, t3, __finish
+  .insn r 0x0b, 0, 0, x0, x0, x0
+__finish:
+  li a0, )"
+      << hex(kMagicBegin) << R"(
+  call __puthex
+  la a1, __record
+  li a2, )"
+      << kRecordWords << R"(
+  call __dump
+)";
+    for (const OutputBuffer& b : t.outputs) {
+      o << "  la a1, buf" << b.program_buffer << "\n  li a2, " << b.words << "\n  call __dump\n";
+    }
+    o << "  li a0, " << hex(kMagicEnd) << R"(
+  call __puthex
+  sw zero, 0x88(x0)
+  .insn r 0x0b, 0, 0, x0, x0, x0
+# __dump: a1 = address, a2 = words
+__dump:
+  mv s2, ra
+1:
+  beqz a2, 2f
+  lw a0, 0(a1)
+  call __puthex
+  addi a1, a1, 4
+  addi a2, a2, -1
+  j 1b
+2:
+  mv ra, s2
+  ret
+# __puthex: a0 as 8 hex digits and a newline on console 0 (byte stores to 0x40)
+__puthex:
+  li t0, 28
+1:
+  srl t1, a0, t0
+  andi t1, t1, 15
+  addi t1, t1, 48
+  li t2, 58
+  blt t1, t2, 2f
+  addi t1, t1, 39
+2:
+  sb t1, 0x40(x0)
+  addi t0, t0, -4
+  bgez t0, 1b
+  li t1, 10
+  sb t1, 0x40(x0)
+  ret
+
+  .data
+  .balign 4
+__record: .space )"
+      << 4 * kRecordWords << R"(
+__ended: .word 0
+)";
+    for (uint32_t i = 0; i < prog_.buffers.size(); ++i) {
+      const auto& b = prog_.buffers[i];
+      o << "  .balign 4\nbuf" << i << ":  # " << b.name << ", " << b.bytes << " bytes\n";
+      std::vector<uint8_t> init = b.init;
+      init.resize(std::max<size_t>(4, (b.bytes + 3) / 4 * 4), 0);
+      for (size_t k = 0; k < init.size(); k += 4) {
+        const uint32_t w =
+            init[k] | init[k + 1] << 8 | init[k + 2] << 16 | uint32_t{init[k + 3]} << 24;
+        o << "  .word " << hex(w) << "\n";
+      }
+    }
+    o << "  .balign 4\n__warps: .space " << warp_bytes * cfg_.warps << "\n"
+      << "  .balign 4\n__threads: .space " << thread_bytes * cfg_.warps * cfg_.wave << "\n";
+    return o.str();
+  }
+
+  const host::Loaded& loaded_;
+  const exec::Program& prog_;
+  const exec::LaunchConfig& cfg_;
+  std::ostringstream code_;
+  std::vector<uint32_t> stmt_pc_;
+  std::vector<Frame> frames_;
+  uint32_t pc_ = 0, cur_pc_ = 0;
+  uint32_t next_id_ = 0;
+  uint32_t labels_ = 0;
+};
+
+}  // namespace
+
+TranslateResult translate(const host::Loaded& loaded) {
+  TranslateResult r;
+  try {
+    r.translation = Translator(loaded).run();
+  } catch (const Unsupported& u) {
+    r.unsupported = u.reason;
+  }
+  return r;
+}
+
+ConsoleOutcome decode_console(const exec::Program& program, const Translation& t,
+                              const std::string& console) {
+  ConsoleOutcome r;
+  std::vector<uint32_t> words;
+  std::istringstream in(console);
+  std::string l;
+  bool started = false, ended = false;
+  while (std::getline(in, l)) {
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    if (l.rfind("#0: ", 0) != 0) continue;
+    const std::string h = l.substr(4);
+    if (h.size() != 8 || h.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      r.reason = "simx printed '" + l + "' where a hex word was expected";
+      return r;
+    }
+    const uint32_t w = static_cast<uint32_t>(std::stoul(h, nullptr, 16));
+    if (!started) {
+      if (w != kMagicBegin) {
+        r.reason = "simx printed '" + l + "' before the outcome";
+        return r;
+      }
+      started = true;
+      continue;
+    }
+    if (ended) {
+      r.reason = "simx printed '" + l + "' after the outcome";
+      return r;
+    }
+    size_t expected = kRecordWords;
+    for (const OutputBuffer& b : t.outputs) expected += b.words;
+    if (words.size() == expected) {
+      if (w != kMagicEnd) {
+        r.reason = "the outcome printed by simx does not end where expected";
+        return r;
+      }
+      ended = true;
+      continue;
+    }
+    words.push_back(w);
+  }
+  if (!ended) {
+    r.reason = started ? "simx's output ends inside the outcome" : "simx printed no outcome";
+    return r;
+  }
+  exec::Outcome& o = r.outcome;
+  const uint32_t events = words[0];
+  if (events > 0) {
+    if (t.warps > 1 && (t.writes_memory || events > 1)) {
+      r.kind = ConsoleOutcome::Kind::NotReproduced;
+      r.reason = events > 1 ? "several warps raised events: which one ends the launch first "
+                              "depends on the scheduling (the reference stops every warp at the "
+                              "first)"
+                            : "an event in a launch of several warps that store to memory: the "
+                              "other warps went on storing after it on Vortex";
+      return r;
+    }
+    o.status = exec::Status::Trapped;
+    exec::EventInfo e;
+    e.code = static_cast<isa::Event>(words[1]);
+    e.warp = words[2];
+    e.pc = words[3];
+    e.lane = words[4] == 0xffffffffu ? -1 : static_cast<int32_t>(words[4]);
+    const bool memory_event =
+        e.code == isa::Event::MemMisaligned || e.code == isa::Event::MemOutOfBounds;
+    if (memory_event) {
+      e.addr = words[5];
+      if (words[6] >= program.buffers.size()) {
+        r.reason = "an event record names buffer " + std::to_string(words[6]);
+        return r;
+      }
+      e.space = program.buffers[words[6]].name;
+    }
+    o.event = e;
+  }
+  size_t k = kRecordWords;
+  for (const OutputBuffer& b : t.outputs) {
+    const auto& pb = program.buffers[b.program_buffer];
+    exec::BufferOut out;
+    out.name = pb.name;
+    out.type = pb.type;
+    for (uint32_t i = 0; i < b.words; ++i, ++k)
+      for (int s = 0; s < 32; s += 8) out.bytes.push_back(static_cast<uint8_t>(words[k] >> s));
+    out.bytes.resize(pb.bytes);
+    o.buffers.push_back(std::move(out));
+  }
+  r.kind = ConsoleOutcome::Kind::Outcome;
+  return r;
+}
+
+}  // namespace simt::vortex

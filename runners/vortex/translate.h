@@ -1,0 +1,76 @@
+// The program -> RV32 assembly translator of the Vortex runner (runners/vortex/README.md):
+// a loaded, validated program becomes one assembly text for Debian's
+// riscv64-unknown-elf toolchain (-march=rv32ima_zicsr) with Vortex's SIMT instructions,
+// or `unsupported` with a reason naming what could not be translated.
+//
+// Mapping (spec/state.md): the one workgroup's warps are Vortex warps of one core (warp 0
+// starts the others with wspawn), lanes are Vortex threads (simx -t wave). Our exec mask
+// is Vortex's thread mask whenever it is not empty: structured if/else/endif diverge with
+// split/join (Vortex's IPDOM stack) when both sides have lanes, the larger side (which
+// Vortex runs first) being the `then` side and the stack not full; otherwise each side
+// runs under a thread mask set with tmc. break/continue narrow the mask with pred; lnext,
+// endloop and endif restore it with tmc. A Vortex warp cannot run with no thread, so an
+// empty exec (branch.struct.empty, exec.form) is a per-warp flag `empty`: the threads
+// that were last active keep running the code, vector-form instructions are skipped and
+// scalar-form and control instructions execute (their values are uniform).
+//
+// Registers live in memory: vector registers and predicates per thread, scalar
+// registers per warp (every active thread writes the same value). Checks the hardware
+// does not make are inline: mem.check (misaligned, then out of bounds, lowest active
+// lane first) and alu.div.zero before each access or division; an event is recorded
+// by one thread and ends its warp. When every warp has ended, the last one prints the
+// event record and the output buffers as hex words on the console (decode_console).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/outcome.h"
+#include "host/host.h"
+
+namespace simt::vortex {
+
+// Words printed first and last on the console (decode_console).
+inline constexpr uint32_t kMagicBegin = 0x5151a0a0;
+inline constexpr uint32_t kMagicEnd = 0xe0d0e0d0;
+// Words of the event record, printed after kMagicBegin: events raised, then the first
+// event's code, global warp, pc, lane (0xffffffff: none), address, buffer index.
+inline constexpr uint32_t kRecordWords = 7;
+
+// One output buffer as printed: its index in exec::Program::buffers and its words.
+struct OutputBuffer {
+  uint32_t program_buffer = 0;
+  uint32_t words = 0;
+};
+
+struct Translation {
+  std::string assembly;  // one .S file (preprocessed by gcc: none of its macros needed)
+  uint32_t threads = 0;  // simx -t: the wave
+  uint32_t warps = 0;    // simx -w
+  std::vector<OutputBuffer> outputs;
+  bool writes_memory = false;  // some instruction stores
+};
+
+struct TranslateResult {
+  std::optional<Translation> translation;
+  std::string unsupported;  // why there is no translation (empty when there is one)
+  bool ok() const { return translation.has_value(); }
+};
+
+TranslateResult translate(const host::Loaded& loaded);
+
+// How the simx run ended, read from its console output.
+struct ConsoleOutcome {
+  enum class Kind { Outcome, NotReproduced, Garbage } kind = Kind::Garbage;
+  exec::Outcome outcome;  // Kind::Outcome
+  std::string reason;     // NotReproduced, Garbage: why
+};
+
+// Parses simx's standard output ("#0: xxxxxxxx" lines of the program's console)
+// for the program's outcome.
+ConsoleOutcome decode_console(const exec::Program& program, const Translation& t,
+                              const std::string& console);
+
+}  // namespace simt::vortex
