@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -119,6 +120,10 @@ const std::vector<Case>& cases() {
        " st.16 o[v0 + 2], v3\n st o[v0], v4\n ld s0, i[4]\n st o[0], s0\n exit\n",
        {"lw a0, 0(s4)", "lbu a0", "lb a0", "lhu a0", "lh a0", "sb a0", "sh a0", "sw a0",
         "call __pick"}},
+      {"slm",
+       ".wave 4\n.slm 16\n.buffer o u32[4] out\n shl v0, %lane, 2\n st slm[v0], %lane\n"
+       " ld v1, slm[v0]\n st o[v0], v1\n exit\n",
+       {"li t1, 0xffff0000", "sw zero, 0(t0)"}},
       {"if else",
        ".wave 4\n.buffer o u32[4] out\n shl v0, %lane, 2\n cmp.lt p0, %lane, 3\n if p0\n"
        " st o[v0], 1\n else\n st o[v0], 2\n endif\n exit\n",
@@ -172,7 +177,7 @@ TEST(VortexTranslate, RefusesWithTheReason) {
       {".wave 4\nl:\n cbr pt, l\n exit\n", "`cbr` (raw branch primitives"},
       {".wave 64\n exit\n", "wave 64"},
       {".wave 4\n.workgroups 2\n exit\n", "2 workgroups"},
-      {".wave 4\n.slm 16\n st slm[0], 1\n exit\n", "slm accesses"},
+      {".wave 4\n.slm 32768\n st slm[0], 1\n exit\n", "slm of 32768 bytes"},
   };
   for (const auto& [program, reason] : refused) {
     SCOPED_TRACE(program);
@@ -224,6 +229,49 @@ TEST(VortexTranslate, DecodeConsole) {
     EXPECT_EQ(g.kind, vortex::ConsoleOutcome::Kind::Garbage) << bad;
     EXPECT_FALSE(g.reason.empty());
   }
+}
+
+// A simx that crashes, hangs or prints garbage makes that request an `error` (the
+// runner goes on with the next): stand-in simx scripts, so no simx is needed.
+TEST(VortexRunner, BrokenSimxIsAnError) {
+  SKIP_WITHOUT_RISCV();
+  char tmpl[] = "/tmp/vortex-fake.XXXXXX";
+  ASSERT_TRUE(::mkdtemp(tmpl));
+  const fs::path dir = tmpl;
+  const std::vector<std::pair<std::string, std::string>> fakes = {
+      {"crash", "#!/bin/sh\necho 'Running program.bin...'\nkill -ABRT $$\n"},
+      {"hang", "#!/bin/sh\nsleep 60\n"},
+      {"garbage", "#!/bin/sh\necho '#0: 5151a0a0'\necho '#0: hello'\n"},
+      {"nothing", "#!/bin/sh\necho 'Running program.bin...'\n"},
+      {"status", "#!/bin/sh\nexit 3\n"},
+  };
+  const std::vector<std::string> messages = {"signal 6", "did not finish within 1",
+                                             "not an outcome", "printed no outcome",
+                                             "exit status 3"};
+  auto s = runners::load_process_spec(std::string(SIMT_SOURCE_DIR) + "/runners/vortex/simx.toml");
+  ASSERT_TRUE(std::holds_alternative<runners::ProcessSpec>(s));
+  for (size_t i = 0; i < fakes.size(); ++i) {
+    SCOPED_TRACE(fakes[i].first);
+    const fs::path script = dir / fakes[i].first;
+    std::ofstream(script) << fakes[i].second;
+    fs::permissions(script, fs::perms::owner_all);
+    runners::ProcessSpec spec = std::get<runners::ProcessSpec>(s);
+    spec.command = std::string(SIMT_BINARY_DIR) + "/simtspec-vortex";
+    spec.args = {"--simx", script.string(), "--timeout", "1"};
+    auto runner = runners::make_process_runner(std::move(spec));
+    runners::RunRequest req;
+    req.program = ".wave 4\n.buffer o u32[4] out\n st o[0], 1\n exit\n";
+    const auto started = std::chrono::steady_clock::now();
+    runners::RunResult r = runner->run(req);
+    EXPECT_EQ(r.kind, runners::RunResult::Kind::Error);
+    EXPECT_NE(r.message.find(messages[i]), std::string::npos) << r.message;
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
+    // The process serves the next request.
+    req.program = ".wave 4\n ballot s0, pt\n exit\n";
+    EXPECT_EQ(runner->run(req).kind, runners::RunResult::Kind::Unsupported);
+    runner->shutdown();
+  }
+  fs::remove_all(dir);
 }
 
 // ---- end to end on simx ---------------------------------------------------------------
@@ -307,6 +355,12 @@ const char* const kPrograms[] = {
     ".wave 2\n.buffer o u32[4] out\n shl v0, %lane, 2\n cmp.eq p0, %lane, 0\n if p0\n"
     " mov %exec, 3\n cmp.eq p1, %lane, 1\n if p1\n st o[v0], 5\n else\n st o[v0], 6\n endif\n"
     " ld v1, o[v0]\n st o[v0 + 8], v1\n else\n st o[v0], 9\n endif\n exit\n",
+    // slm: zero at launch, shared by the warps; out of bounds in slm
+    ".wave 4\n.warps 2\n.slm 40\n.buffer o u32[8] out\n mul v0, %warp, 4\n add v0, v0, %lane\n"
+    " shl v0, v0, 2\n ld v1, slm[v0]\n add v1, v1, %lane\n st slm[v0], v1\n ld.u8 v2, slm[v0]\n"
+    " st o[v0], v2\n ld v3, slm[36]\n cmp.ne p0, v3, 0\n if p0\n st o[0], 99\n endif\n exit\n",
+    ".wave 4\n.slm 12\n.buffer o u32[4] out\n shl v0, %lane, 2\n st o[v0], 1\n st slm[v0], %lane\n"
+    " exit\n",
     // wave 1 and wave 32
     ".wave 1\n.buffer o u32[1] out\n mov v1, 3\n cmp.eq p0, v1, 3\n if p0\n st o[0], 5\n endif\n"
     " exit\n",

@@ -197,6 +197,9 @@ std::string vx_pred(const char* c, const char* m) {
 constexpr const char* kCsrThreadId = "0xcc0";
 constexpr const char* kCsrWarpId = "0xcc1";
 constexpr const char* kCsrTmask = "0xcc4";  // the warp's thread mask
+// The core's local memory (CSR 0xfc3 reads its base), 16 KiB in simx's configuration.
+constexpr uint32_t kLocalMemory = 0xffff0000;
+constexpr uint32_t kLocalMemoryBytes = 16384;
 
 // Per-warp words after the scalar registers (offsets in words from s10).
 enum WarpWord : uint32_t {
@@ -261,9 +264,6 @@ class Translator {
                         " warps (simx's warp masks are 32 bits; this slice uses one core)"};
     if (prog_.handler || !prog_.vtables.empty() || !prog_.host.empty())
       throw Unsupported{"a trap handler, vector table or host script (the trap feature)"};
-    if (cfg_.slm != 0) {
-      // Allowed as long as no instruction addresses slm (memory() refuses those).
-    }
     // How each launch setting maps; a new row does not compile until it says.
     for (const exec::SettingInfo& s : exec::kSettings) {
       switch (s.id) {
@@ -272,7 +272,7 @@ class Translator {
         case exec::Setting::workgroups:  // one (checked above)
         case exec::Setting::cores:       // read by %core only: wg % cores = 0
         case exec::Setting::simd:        // read by %simd only
-        case exec::Setting::slm:         // slm accesses are refused (memory())
+        case exec::Setting::slm:         // the core's local memory (memory())
         case exec::Setting::vregs:       // per-thread words in memory
         case exec::Setting::sregs:       // per-warp words in memory
         case exec::Setting::mask_depth:  // static depth of the structured statements
@@ -691,13 +691,19 @@ class Translator {
     const bool store = m.how == Lowering::Store;
     const uint32_t n = m.bytes;
     const char* op = m.rv;
-    if (in.space == exec::kSpaceSlm) throw Unsupported{"slm accesses (not in this slice)"};
-    if (in.space >= prog_.buffers.size())
-      throw Unsupported{"a memory space other than a buffer (not in this slice)"};
-    const uint32_t bytes = prog_.buffers[in.space].bytes;
+    const bool slm = in.space == exec::kSpaceSlm;
+    if (!slm && in.space >= prog_.buffers.size())
+      throw Unsupported{"a memory space other than a buffer or slm"};
+    // state.memory.slm: Vortex's local memory of the core (one workgroup).
+    if (slm && cfg_.slm > kLocalMemoryBytes)
+      throw Unsupported{"slm of " + std::to_string(cfg_.slm) +
+                        " bytes (Vortex's local memory has " + std::to_string(kLocalMemoryBytes) +
+                        " bytes per core)"};
+    const uint32_t bytes = slm ? cfg_.slm : prog_.buffers[in.space].bytes;
     // Stores have no scalar form (mem.store); a load with an s destination checks
     // once without lane (mem.load.scalar) whatever exec is.
     const bool lanes = store || in.dst_kind != DstKind::S;
+    uses_slm_ = uses_slm_ || slm;
     std::string skip;
     if (lanes) skip = guard_begin();
     load_src(in.a, "s4");
@@ -748,7 +754,7 @@ class Translator {
       line("j __raise");
       label(ok);
     }
-    line("la t1, buf" + std::to_string(in.space));
+    line(slm ? "li t1, " + hex(kLocalMemory) : "la t1, buf" + std::to_string(in.space));
     line("add s4, s4, t1");
     if (store) {
       // Threads store in ascending order within one instruction, so of several lanes
@@ -1027,6 +1033,12 @@ class Translator {
       << "  .section .text.start, \"ax\"\n"
          "  .globl _start\n"
          "_start:\n";
+    if (uses_slm_) {
+      // state.memory.slm: zero at launch (never-written memory reads 0xbaadf00d on simx).
+      o << "  li t0, " << hex(kLocalMemory) << "\n  li t1, "
+        << hex(kLocalMemory + (cfg_.slm + 3) / 4 * 4)
+        << "\n1:\n  bgeu t0, t1, 2f\n  sw zero, 0(t0)\n  addi t0, t0, 4\n  j 1b\n2:\n";
+    }
     o << "  li t0, " << cfg_.warps << "\n  la t1, __warp\n  " << vx_wspawn("t0", "t1") << "\n"
       << "__warp:\n"
       << "  li t0, " << hex(full) << "\n  " << vx_tmc("t0") << "\n"
@@ -1197,6 +1209,7 @@ __ended: .word 0
   uint32_t pc_ = 0, cur_pc_ = 0;
   uint32_t next_id_ = 0;
   uint32_t labels_ = 0;
+  bool uses_slm_ = false;
 };
 
 }  // namespace
@@ -1277,11 +1290,14 @@ ConsoleOutcome decode_console(const exec::Program& program, const Translation& t
         e.code == isa::Event::MemMisaligned || e.code == isa::Event::MemOutOfBounds;
     if (memory_event) {
       e.addr = words[5];
-      if (words[6] >= program.buffers.size()) {
+      if (words[6] == exec::kSpaceSlm) {
+        e.space = "slm";
+      } else if (words[6] < program.buffers.size()) {
+        e.space = program.buffers[words[6]].name;
+      } else {
         r.reason = "an event record names buffer " + std::to_string(words[6]);
         return r;
       }
-      e.space = program.buffers[words[6]].name;
     }
     o.event = e;
   }
