@@ -361,6 +361,12 @@ const char* const kPrograms[] = {
     " st o[v0], v2\n ld v3, slm[36]\n cmp.ne p0, v3, 0\n if p0\n st o[0], 99\n endif\n exit\n",
     ".wave 4\n.slm 12\n.buffer o u32[4] out\n shl v0, %lane, 2\n st o[v0], 1\n st slm[v0], %lane\n"
     " exit\n",
+    // calls (inlined): from divergent code, with a loop inside; recursion to call_overflow
+    ".wave 8\n.buffer o u32[8] out\n shl v0, %lane, 2\n mov v1, 0\n cmp.lt p0, %lane, 3\n if p0\n"
+    " call f\n else\n call f\n call f\n endif\n st o[v0], v1\n exit\nf:\n mov v2, 0\n loop\n"
+    " add v1, v1, %lane\n add v2, v2, 1\n cmp.ge p1, v2, 2\n break p1\n endloop\n ret\n",
+    ".wave 4\n.call_depth 5\n.buffer o u32[1] out\n mov s0, 0\n call g\n exit\ng:\n add s0, s0, 1\n"
+    " st o[0], s0\n call g\n ret\n",
     // wave 1 and wave 32
     ".wave 1\n.buffer o u32[1] out\n mov v1, 3\n cmp.eq p0, v1, 3\n if p0\n st o[0], 5\n endif\n"
     " exit\n",

@@ -34,6 +34,7 @@ enum class Lowering {
   Store,       // `rv` of `bytes` after mem.check
   Exit,        // the live mask less the active threads; tmc
   Nop,         // nothing
+  Inlined,     // call, ret: the callee's statements inlined at each call (context())
   NotInSlice,  // not translated yet (runners/vortex/README.md, "Not done")
   Never,       // not expressible by this design (raw branches, traps, preemption, regions)
 };
@@ -136,9 +137,10 @@ Mapping mapping(Op op) {
     case Op::WatomLock:
     case Op::WatomUnlock:
     case Op::Bar:
+      return {L::NotInSlice};
     case Op::Call:
     case Op::Ret:
-      return {L::NotInSlice};
+      return {L::Inlined};
     // Raw branch primitives: only the structured statements map onto split/join and
     // pred. Traps, preemption and sub-vector regions: not claimed.
     case Op::Cbr:
@@ -223,6 +225,10 @@ enum FrameWord : uint32_t {
   kFrameWords,
 };
 
+// Assembly lines a translation may have (calls are inlined, so deep or recursive calls
+// multiply the program): beyond this the program is refused.
+constexpr size_t kMaxLines = 400000;
+
 struct Frame {
   bool loop = false;
   uint32_t id = 0;
@@ -289,7 +295,12 @@ class Translator {
 
   // ---- output -----------------------------------------------------------------
 
-  void line(const std::string& s) { code_ << "  " << s << '\n'; }
+  void line(const std::string& s) {
+    if (++lines_ > kMaxLines)
+      throw Unsupported{"the assembly would exceed " + std::to_string(kMaxLines) +
+                        " lines (calls are inlined: deep or recursive calls multiply the program)"};
+    code_ << "  " << s << '\n';
+  }
   void label(const std::string& l) { code_ << l << ":\n"; }
   std::string fresh() { return ".Lx" + std::to_string(labels_++); }
 
@@ -491,22 +502,55 @@ class Translator {
       pc += stmts[i].kind == StmtKind::Label ? 0 : stmts[i].kind == StmtKind::EndLoop ? 3 : 1;
     }
     if (pc != prog_.size()) throw Unsupported{"the AST and the expanded program disagree"};
-    for (size_t i = 0; i < stmts.size(); ++i) {
+    context(0);
+  }
+
+  // Translates the statements from index `i` on, in order: the program's entry
+  // context (call depth 0), or a called one, which ends at its `ret` (branch.call:
+  // calls are inlined, so the PC stack's depth is the static depth of inlining).
+  // Statements after an `exit` are translated too: with an empty exec the warp goes
+  // on past it.
+  void context(size_t i) {
+    const auto& stmts = loaded_.ast.stmts;
+    const size_t saved_base = ctx_base_;
+    ctx_base_ = frames_.size();
+    auto own = [&](const char* what) {
+      if (frames_.size() <= ctx_base_)
+        throw Unsupported{std::string(what) + " closing a block its caller opened"};
+    };
+    for (; i < stmts.size(); ++i) {
       const auto& st = stmts[i];
       pc_ = stmt_pc_[i];
       switch (st.kind) {
         case StmtKind::Label:
           break;
         case StmtKind::Instr:
-          instr(at(st.op));
+          if (st.op == Op::Call) {
+            call_(at(Op::Call));
+          } else if (st.op == Op::Ret) {
+            at(Op::Ret);
+            code_ << "# pc " << cur_pc_ << ": ret\n";
+            if (call_depth_ == 0) {
+              raise(isa::Event::CallUnderflow);  // branch.ret: the PC stack is empty
+              break;
+            }
+            if (frames_.size() != ctx_base_)
+              throw Unsupported{"ret with a structured block of the callee open"};
+            ctx_base_ = saved_base;
+            return;  // branch.ret: back after the call
+          } else {
+            instr(at(st.op));
+          }
           break;
         case StmtKind::If:
           if_(at(Op::Push));
           break;
         case StmtKind::Else:
+          own("else");
           else_(at(Op::Invert));
           break;
         case StmtKind::EndIf:
+          own("endif");
           endif_(at(Op::Pop));
           break;
         case StmtKind::Loop:
@@ -519,14 +563,42 @@ class Translator {
           brk_cont(at(Op::Cont), true);
           break;
         case StmtKind::EndLoop:
+          own("endloop");
           endloop_();
           break;
       }
     }
-    // Falling through the end (possible only without flow validation): pc_range.
+    // Falling through the end of the program (a context without exit or ret, or a
+    // warp that goes on with an empty exec): event.pc_range.
     cur_pc_ = static_cast<uint32_t>(prog_.size());
     line("# end of the program: event.pc_range");
     raise(isa::Event::PcRange);
+    ctx_base_ = saved_base;
+  }
+
+  // branch.call: inlined; call_overflow where the static depth reaches call_depth
+  // (recursion included: a call runs whatever exec is, exec.form).
+  void call_(const Insn& in) {
+    code_ << "# pc " << cur_pc_ << ": " << prog_.text[cur_pc_] << "\n";
+    if (call_depth_ >= cfg_.call_depth) {
+      raise(isa::Event::CallOverflow);
+      return;
+    }
+    const auto& stmts = loaded_.ast.stmts;
+    size_t target = stmts.size();
+    for (size_t k = 0; k < stmts.size(); ++k) {
+      if (stmt_pc_[k] == in.target && stmts[k].kind != StmtKind::Label) {
+        target = k;
+        break;
+      }
+    }
+    if (target == stmts.size())
+      throw Unsupported{"a call whose target is not the start of a statement"};
+    const uint32_t saved_pc = pc_;
+    ++call_depth_;
+    context(target);
+    --call_depth_;
+    pc_ = saved_pc;
   }
 
   const Insn& at(Op op) {
@@ -567,6 +639,8 @@ class Translator {
         return;
       case Lowering::Nop:
         return;
+      case Lowering::Inlined:
+        throw Unsupported{"`" + mnemonic(in.op) + "` outside a statement (internal)"};
       case Lowering::NotInSlice:
         throw Unsupported{"`" + mnemonic(in.op) + "` (not translated for Vortex yet)"};
       case Lowering::Never:
@@ -615,6 +689,7 @@ class Translator {
       case Lowering::Store:
       case Lowering::Exit:
       case Lowering::Nop:
+      case Lowering::Inlined:
       case Lowering::NotInSlice:
       case Lowering::Never:
         throw Unsupported{"`" + mnemonic(in.op) + "` is not an ALU instruction"};
@@ -966,8 +1041,10 @@ class Translator {
   // the rest go on under pred (none left: exec is empty).
   void brk_cont(const Insn& in, bool cont) {
     code_ << "# pc " << cur_pc_ << ": " << (cont ? "continue" : "break") << "\n";
-    const int32_t l = innermost_loop();
-    if (l < 0) throw Unsupported{"break or continue outside a loop"};
+    int32_t l = -1;  // branch.loop.find: the innermost loop of this context (valid.flow.pop)
+    for (size_t k = frames_.size(); k > ctx_base_ && l < 0; --k)
+      if (frames_[k - 1].loop) l = static_cast<int32_t>(frames_[k - 1].id);
+    if (l < 0) throw Unsupported{"break or continue outside a loop of its context"};
     const std::string skip = guard_begin();
     load_pred(in.pa, in.na, "s2");
     line("mv a0, s2");
@@ -1210,6 +1287,9 @@ __ended: .word 0
   uint32_t next_id_ = 0;
   uint32_t labels_ = 0;
   bool uses_slm_ = false;
+  size_t ctx_base_ = 0;  // frames_ of the contexts that called this one
+  uint32_t call_depth_ = 0;
+  size_t lines_ = 0;
 };
 
 }  // namespace
