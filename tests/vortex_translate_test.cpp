@@ -123,7 +123,7 @@ const std::vector<Case>& cases() {
       {"slm",
        ".wave 4\n.slm 16\n.buffer o u32[4] out\n shl v0, %lane, 2\n st slm[v0], %lane\n"
        " ld v1, slm[v0]\n st o[v0], v1\n exit\n",
-       {"li t1, 0xffff0000", "sw zero, 0(t0)"}},
+       {"li tp, 0xffff0000", "mv t1, tp", "sw zero, 0(t0)"}},
       {"if else",
        ".wave 4\n.buffer o u32[4] out\n shl v0, %lane, 2\n cmp.lt p0, %lane, 3\n if p0\n"
        " st o[v0], 1\n else\n st o[v0], 2\n endif\n exit\n",
@@ -176,7 +176,7 @@ TEST(VortexTranslate, RefusesWithTheReason) {
       {".wave 4\n.warps 2\n bar\n exit\n", "`bar`"},
       {".wave 4\nl:\n cbr pt, l\n exit\n", "`cbr` (raw branch primitives"},
       {".wave 64\n exit\n", "wave 64"},
-      {".wave 4\n.workgroups 2\n exit\n", "2 workgroups"},
+      {".wave 4\n.warps 8\n.workgroups 5\n exit\n", "40 warps in all"},
       {".wave 4\n.slm 32768\n st slm[0], 1\n exit\n", "slm of 32768 bytes"},
   };
   for (const auto& [program, reason] : refused) {
@@ -367,6 +367,12 @@ const char* const kPrograms[] = {
     " add v1, v1, %lane\n add v2, v2, 1\n cmp.ge p1, v2, 2\n break p1\n endloop\n ret\n",
     ".wave 4\n.call_depth 5\n.buffer o u32[1] out\n mov s0, 0\n call g\n exit\ng:\n add s0, s0, 1\n"
     " st o[0], s0\n call g\n ret\n",
+    // several workgroups: consecutive Vortex warps, slm per workgroup, %wg, %core
+    ".wave 4\n.warps 2\n.workgroups 3\n.cores 2\n.slm 8\n.buffer o u32[24] out\n"
+    " mul v0, %gwarp, 4\n add v0, v0, %lane\n shl v0, v0, 2\n shl v1, %warp, 2\n"
+    " ld v2, slm[v1]\n add v2, v2, %wg\n add v2, v2, 1\n st slm[v1], v2\n ld v2, slm[v1]\n"
+    " mul v3, %core, 1000\n add v3, v3, v2\n mul v4, %nwg, 100\n add v3, v3, v4\n"
+    " st o[v0], v3\n exit\n",
     // wave 1 and wave 32
     ".wave 1\n.buffer o u32[1] out\n mov v1, 3\n cmp.eq p0, v1, 3\n if p0\n st o[0], 5\n endif\n"
     " exit\n",

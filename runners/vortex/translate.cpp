@@ -245,7 +245,7 @@ class Translator {
     check_launch();
     Translation t;
     t.threads = cfg_.wave;
-    t.warps = cfg_.warps;
+    t.warps = cfg_.total_warps();
     for (uint32_t i = 0; i < prog_.buffers.size(); ++i) {
       if (prog_.buffers[i].mode != syntax::BufferMode::In)
         t.outputs.push_back({i, (prog_.buffers[i].bytes + 3) / 4});
@@ -259,15 +259,12 @@ class Translator {
 
  private:
   void check_launch() {
-    if (cfg_.workgroups != 1)
-      throw Unsupported{std::to_string(cfg_.workgroups) +
-                        " workgroups (this slice runs one workgroup on one core)"};
     if (cfg_.wave > 32)
       throw Unsupported{"wave " + std::to_string(cfg_.wave) +
                         " (a Vortex warp has at most 32 threads: simx's thread masks are 32 bits)"};
-    if (cfg_.warps > 32)
-      throw Unsupported{std::to_string(cfg_.warps) +
-                        " warps (simx's warp masks are 32 bits; this slice uses one core)"};
+    if (cfg_.total_warps() > 32)
+      throw Unsupported{std::to_string(cfg_.total_warps()) +
+                        " warps in all (simx's warp masks are 32 bits; this slice uses one core)"};
     if (prog_.handler || !prog_.vtables.empty() || !prog_.host.empty())
       throw Unsupported{"a trap handler, vector table or host script (the trap feature)"};
     // How each launch setting maps; a new row does not compile until it says.
@@ -275,7 +272,7 @@ class Translator {
       switch (s.id) {
         case exec::Setting::wave:        // simx -t (checked above)
         case exec::Setting::warps:       // simx -w (checked above)
-        case exec::Setting::workgroups:  // one (checked above)
+        case exec::Setting::workgroups:  // consecutive Vortex warps per workgroup
         case exec::Setting::cores:       // read by %core only: wg % cores = 0
         case exec::Setting::simd:        // read by %simd only
         case exec::Setting::slm:         // the core's local memory (memory())
@@ -358,13 +355,18 @@ class Translator {
       case isa::Special::Lane:
         line("mv " + reg + ", s9");
         return;
-      case isa::Special::Warp:  // one workgroup: warp = gwarp = Vortex's warp id
-      case isa::Special::GWarp:
+      case isa::Special::Warp:  // warp within the workgroup
+        line("mv " + reg + ", s0");
+        return;
+      case isa::Special::GWarp:  // Vortex's warp id
         line("mv " + reg + ", s8");
         return;
-      case isa::Special::Wg:  // one workgroup on core 0
-      case isa::Special::Core:
-        line("li " + reg + ", 0");
+      case isa::Special::Wg:
+        line("mv " + reg + ", s1");
+        return;
+      case isa::Special::Core:  // state.launch.placement: wg mod cores
+        line("li " + reg + ", " + std::to_string(cfg_.cores));
+        line("remu " + reg + ", s1, " + reg);
         return;
       case isa::Special::Wave:
         line("li " + reg + ", " + std::to_string(cfg_.wave));
@@ -376,7 +378,7 @@ class Translator {
         line("li " + reg + ", " + std::to_string(cfg_.warps));
         return;
       case isa::Special::NWg:
-        line("li " + reg + ", 1");
+        line("li " + reg + ", " + std::to_string(cfg_.workgroups));
         return;
       case isa::Special::Exec:  // state.special.exec: the thread mask, 0 when empty
       case isa::Special::ExecLo:
@@ -397,6 +399,9 @@ class Translator {
     throw Unsupported{"special register %" + std::string(isa::special_info(sp).name) +
                       " (the trap feature)"};
   }
+
+  // Bytes of local memory per workgroup's slm (state.memory.slm).
+  uint32_t slm_stride() const { return (cfg_.slm + 3) / 4 * 4; }
 
   uint32_t pred_off(uint8_t p) const { return 4 * (cfg_.vregs + p); }
 
@@ -770,8 +775,8 @@ class Translator {
     if (!slm && in.space >= prog_.buffers.size())
       throw Unsupported{"a memory space other than a buffer or slm"};
     // state.memory.slm: Vortex's local memory of the core (one workgroup).
-    if (slm && cfg_.slm > kLocalMemoryBytes)
-      throw Unsupported{"slm of " + std::to_string(cfg_.slm) +
+    if (slm && uint64_t{slm_stride()} * cfg_.workgroups > kLocalMemoryBytes)
+      throw Unsupported{std::to_string(cfg_.workgroups) + " x slm of " + std::to_string(cfg_.slm) +
                         " bytes (Vortex's local memory has " + std::to_string(kLocalMemoryBytes) +
                         " bytes per core)"};
     const uint32_t bytes = slm ? cfg_.slm : prog_.buffers[in.space].bytes;
@@ -829,7 +834,7 @@ class Translator {
       line("j __raise");
       label(ok);
     }
-    line(slm ? "li t1, " + hex(kLocalMemory) : "la t1, buf" + std::to_string(in.space));
+    line(slm ? "mv t1, tp" : "la t1, buf" + std::to_string(in.space));  // tp: the workgroup's slm
     line("add s4, s4, t1");
     if (store) {
       // Threads store in ascending order within one instruction, so of several lanes
@@ -1106,21 +1111,27 @@ class Translator {
     const uint32_t thread_bytes = 4 * (cfg_.vregs + isa::kNumPreds);
     const uint32_t warp_bytes = 4 * (cfg_.sregs + kWarpWords + next_id_ * kFrameWords);
     o << "# simtspec program translated by runners/vortex/translate.cpp: wave " << cfg_.wave
-      << ", warps " << cfg_.warps << "\n"
+      << ", warps " << cfg_.warps << ", workgroups " << cfg_.workgroups << "\n"
       << "  .section .text.start, \"ax\"\n"
          "  .globl _start\n"
          "_start:\n";
     if (uses_slm_) {
       // state.memory.slm: zero at launch (never-written memory reads 0xbaadf00d on simx).
       o << "  li t0, " << hex(kLocalMemory) << "\n  li t1, "
-        << hex(kLocalMemory + (cfg_.slm + 3) / 4 * 4)
+        << hex(kLocalMemory + slm_stride() * cfg_.workgroups)
         << "\n1:\n  bgeu t0, t1, 2f\n  sw zero, 0(t0)\n  addi t0, t0, 4\n  j 1b\n2:\n";
     }
-    o << "  li t0, " << cfg_.warps << "\n  la t1, __warp\n  " << vx_wspawn("t0", "t1") << "\n"
+    o << "  li t0, " << cfg_.total_warps() << "\n  la t1, __warp\n  " << vx_wspawn("t0", "t1")
+      << "\n"
       << "__warp:\n"
       << "  li t0, " << hex(full) << "\n  " << vx_tmc("t0") << "\n"
       << "  csrr s9, " << kCsrThreadId << "\n"
-      << "  csrr s8, " << kCsrWarpId << "\n"
+      << "  csrr s8, " << kCsrWarpId
+      << "\n"
+      // s0 = warp in the workgroup, s1 = workgroup, tp = the workgroup's slm
+      << "  li t0, " << cfg_.warps << "\n  remu s0, s8, t0\n  divu s1, s8, t0\n"
+      << "  li t0, " << slm_stride() << "\n  mul t0, t0, s1\n  li tp, " << hex(kLocalMemory)
+      << "\n  add tp, tp, t0\n"
       << "  li t0, " << warp_bytes << "\n  mul t0, t0, s8\n  la s10, __warps\n  add s10, s10, t0\n"
       << "  li t0, " << cfg_.wave << "\n  mul t0, t0, s8\n  add t0, t0, s9\n"
       << "  li t1, " << thread_bytes << "\n  mul t0, t0, t1\n  la s11, __threads\n"
@@ -1205,7 +1216,7 @@ __warp_done:
   li t2, 1
   amoadd.w t2, t2, (t1)
   li t3, )"
-      << cfg_.warps - 1 << R"(
+      << cfg_.total_warps() - 1 << R"(
   beq t2, t3, __finish
   .insn r 0x0b, 0, 0, x0, x0, x0
 __finish:
@@ -1272,8 +1283,8 @@ __ended: .word 0
         o << "  .word " << hex(w) << "\n";
       }
     }
-    o << "  .balign 4\n__warps: .space " << warp_bytes * cfg_.warps << "\n"
-      << "  .balign 4\n__threads: .space " << thread_bytes * cfg_.warps * cfg_.wave << "\n";
+    o << "  .balign 4\n__warps: .space " << warp_bytes * cfg_.total_warps() << "\n"
+      << "  .balign 4\n__threads: .space " << thread_bytes * cfg_.total_warps() * cfg_.wave << "\n";
     return o.str();
   }
 

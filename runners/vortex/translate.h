@@ -3,8 +3,9 @@
 // riscv64-unknown-elf toolchain (-march=rv32ima_zicsr) with Vortex's SIMT instructions,
 // or `unsupported` with a reason naming what could not be translated.
 //
-// Mapping (spec/state.md): the one workgroup's warps are Vortex warps of one core (warp 0
-// starts the others with wspawn), lanes are Vortex threads (simx -t wave). Our exec mask
+// Mapping (spec/state.md): the warps of every workgroup are Vortex warps of one core,
+// workgroup by workgroup (warp 0 starts the others with wspawn; slm is a slice of the
+// core's local memory per workgroup), lanes are Vortex threads (simx -t wave). Our exec mask
 // is Vortex's thread mask whenever it is not empty: structured if/else/endif diverge with
 // split/join (Vortex's IPDOM stack) when both sides have lanes, the larger side (which
 // Vortex runs first) being the `then` side and the stack not full; otherwise each side
