@@ -19,7 +19,7 @@
 
 #include "host/host.h"
 #include "protocol.h"
-#include "reference.h"
+#include "reference.h"  // load_request, load_options, to_model
 #include "translate.h"
 
 namespace {
@@ -146,13 +146,6 @@ class Runner {
           "internal error: the program loads for the reference but not for the translator");
     vortex::TranslateResult tr = vortex::translate(*loaded.loaded);
     if (!tr.ok()) return unsupported("not translated: " + tr.unsupported);
-    // Steps are not counted on Vortex (yet): a launch the reference ends at its step
-    // limit, or as a livelock, is refused rather than left to hang until the timeout.
-    RunResult ref = runners::run_reference_within(req, 10.0);
-    if (ref.kind == RunResult::Kind::Outcome &&
-        (ref.outcome.status == "step_limit" || ref.outcome.status == "livelock"))
-      return unsupported("the launch ends " + ref.outcome.status +
-                         " on the reference: steps are not counted on Vortex yet");
     if (o_.simx.empty())
       return error("no simx: pass --simx PATH in the runner description or set SIMT_SIMX");
     return execute(*loaded.loaded->program, *tr.translation);

@@ -210,6 +210,7 @@ enum WarpWord : uint32_t {
   kDepth,      // entries of Vortex's IPDOM stack (split tokens)
   kBallot,     // scratch of ballots
   kPick,       // scratch of one lane's value
+  kSteps,      // steps this warp committed (exec.step)
   kWarpWords,
 };
 // Per-frame words (one frame per structured statement in the text).
@@ -246,6 +247,7 @@ class Translator {
     Translation t;
     t.threads = cfg_.wave;
     t.warps = cfg_.total_warps();
+    t.max_steps = cfg_.max_steps;
     for (uint32_t i = 0; i < prog_.buffers.size(); ++i) {
       if (prog_.buffers[i].mode != syntax::BufferMode::In)
         t.outputs.push_back({i, (prog_.buffers[i].bytes + 3) / 4});
@@ -281,7 +283,7 @@ class Translator {
         case exec::Setting::mask_depth:  // static depth of the structured statements
         case exec::Setting::call_depth:  // calls are refused
         case exec::Setting::stack:       // stack accesses are refused
-        case exec::Setting::max_steps:   // the runner refuses step_limit outcomes (main.cpp)
+        case exec::Setting::max_steps:   // per-warp step counters (step())
         case exec::Setting::policy:      // Vortex schedules (runner.own_scheduler)
         case exec::Setting::seed:
         case exec::Setting::livelock_check:  // not detected (no `livelock` capability)
@@ -493,6 +495,13 @@ class Translator {
     line("li a4, " + std::to_string(space));
     line("li a1, " + std::to_string(cur_pc_));
     line("li a0, " + std::to_string(static_cast<uint32_t>(e)));
+    // pc_range at the end of the program is no instruction: no step for __raise to
+    // take back.
+    if (cur_pc_ >= prog_.size()) {
+      warp_lw("t1", kSteps);
+      line("addi t1, t1, 1");
+      warp_sw("t1", kSteps);
+    }
     line("j __raise");
   }
 
@@ -606,11 +615,41 @@ class Translator {
     pc_ = saved_pc;
   }
 
-  const Insn& at(Op op) {
+  // The instruction at pc_, which the code that follows translates; `count`: its step
+  // is counted here (endloop's pop counts its own, once after the loop).
+  const Insn& at(Op op, bool count = true) {
     if (pc_ >= prog_.size() || prog_.insns[pc_].op != op)
       throw Unsupported{"the AST and the expanded program disagree at pc " + std::to_string(pc_)};
     cur_pc_ = pc_;
+    if (count) step();
     return prog_.insns[pc_++];
+  }
+
+  // exec.step, exec.step.order: the warp commits one step, unless it has committed
+  // max_steps already; then it ends and the launch's outcome says so (kStepFlag:
+  // step_limit with one warp, not reproduced with several, whose limit falls at a step
+  // that depends on the scheduling). The raising instruction takes its step back
+  // (raise()). With several warps each one also stops once another reached its limit.
+  void step() {
+    if (cfg_.total_warps() > 1) {
+      line("la t1, __record");
+      line("lw t1, " + std::to_string(4 * kStepFlag) + "(t1)");
+      line("bnez t1, __warp_end");
+    }
+    warp_lw("t1", kSteps);
+    line("li t2, " + hex(step_cap()));
+    line("bgeu t1, t2, __step_limit");
+    line("addi t1, t1, 1");
+    warp_sw("t1", kSteps);
+  }
+
+  uint32_t step_cap() const {
+    return static_cast<uint32_t>(std::min<uint64_t>(cfg_.max_steps, 0xffffffffu));
+  }
+
+  uint32_t step_flag() const {
+    if (cfg_.max_steps > 0xffffffffu) return kStepCounterFull;
+    return cfg_.total_warps() == 1 ? kStepLimitOneWarp : kStepLimitSeveralWarps;
   }
 
   std::string mnemonic(Op op) const { return std::string(isa::info(op).mnemonic); }
@@ -1077,10 +1116,13 @@ class Translator {
     Frame f = frames_.back();
     frames_.pop_back();
     const std::string id = std::to_string(f.id);
-    at(Op::LNext);
+    at(Op::LNext);  // a step each iteration
     code_ << "# pc " << cur_pc_ << ": endloop (lnext, cbr, pop)\n";
-    at(Op::Cbr);
-    at(Op::Pop);
+    at(Op::Cbr);  // a step each iteration
+    const uint32_t cbr_pc = cur_pc_;
+    at(Op::Pop, false);  // one step, after the last iteration
+    const uint32_t pop_pc = cur_pc_;
+    cur_pc_ = cbr_pc;
     const std::string pop = ".Lloop" + id + "_pop";
     frame_lw("t1", f.id, kFEmpty);
     line("bnez t1, " + pop);
@@ -1100,6 +1142,8 @@ class Translator {
     line(vx_tmc("a0"));
     line("j .Lloop" + id + "_top");
     label(pop);
+    cur_pc_ = pop_pc;
+    step();
     restore(f, -1);
   }
 
@@ -1187,8 +1231,14 @@ __ctz:
   addi a0, a0, -1
   j __popc
 # __raise: a0 code, a1 pc, a2 lane, a3 address, a4 buffer: one thread records the
-# first event of the launch; the warp ends.
+# first event of the launch; the warp ends. The raising instruction is not a step
+# (exec.commit): the step counted for it is taken back.
 __raise:
+  lw t1, )"
+      << warp_off(kSteps) << R"((s10)
+  addi t1, t1, -1
+  sw t1, )"
+      << warp_off(kSteps) << R"((s10)
   csrr t0, 0xcc4
   neg t1, t0
   and t0, t0, t1
@@ -1204,6 +1254,13 @@ __raise:
   sw a3, 20(t1)
   sw a4, 24(t1)
   j __warp_done
+# __step_limit: the warp committed max_steps steps and is not done (exec.step.order)
+__step_limit:
+  la t1, __record
+  li t2, )"
+      << step_flag() << R"(
+  sw t2, )"
+      << 4 * kStepFlag << R"((t1)
 # __warp_end: every lane exited
 __warp_end:
   csrr t0, 0xcc4
@@ -1212,6 +1269,11 @@ __warp_end:
   .insn r 0x0b, 0, 0, x0, t0, x0
 # __warp_done: one thread of an ended warp; the last warp prints the outcome
 __warp_done:
+  lw t2, )"
+      << warp_off(kSteps) << R"((s10)
+  la t1, __record + )"
+      << 4 * kStepTotal << R"(
+  amoadd.w zero, t2, (t1)
   la t1, __ended
   li t2, 1
   amoadd.w t2, t2, (t1)
@@ -1360,7 +1422,41 @@ ConsoleOutcome decode_console(const exec::Program& program, const Translation& t
     return r;
   }
   exec::Outcome& o = r.outcome;
+  o.steps = words[kStepTotal];  // exec.step: the steps every warp committed
+  auto not_reproduced = [&](std::string why) {
+    r.kind = ConsoleOutcome::Kind::NotReproduced;
+    r.reason = std::move(why);
+    return r;
+  };
+  const char* const several =
+      "the step limit among several warps depends on our scheduler (exec.step.order: the "
+      "reference ends step_limit once all warps together committed max_steps steps)";
+  switch (words[kStepFlag]) {
+    case 0:
+      break;
+    case kStepLimitOneWarp:  // exec.status.step_limit: max_steps steps, the warp not done
+      if (t.warps != 1 || words[0] != 0 || o.steps != t.max_steps) {
+        r.reason = "a step limit record that does not fit the launch";
+        return r;
+      }
+      o.status = exec::Status::StepLimit;
+      break;
+    case kStepLimitSeveralWarps:
+      return not_reproduced("a warp reached max_steps: " + std::string(several));
+    case kStepCounterFull:
+      return not_reproduced(
+          "a warp committed 2^32 - 1 steps (max_steps is beyond the runner's "
+          "32-bit step counters)");
+    default:
+      r.reason = "a step flag of " + std::to_string(words[kStepFlag]);
+      return r;
+  }
+  // exec.step.order: several warps that together committed more than max_steps steps
+  // (or max_steps before an event) ended step_limit on the reference, at a step and
+  // with buffers that depend on the order of the warps' steps.
   const uint32_t events = words[0];
+  if (t.warps > 1 && (o.steps > t.max_steps || (events > 0 && o.steps >= t.max_steps)))
+    return not_reproduced(std::to_string(o.steps) + " steps in all: " + several);
   if (events > 0) {
     if (t.warps > 1 && (t.writes_memory || events > 1)) {
       r.kind = ConsoleOutcome::Kind::NotReproduced;

@@ -36,9 +36,16 @@ namespace simt::vortex {
 // Words printed first and last on the console (decode_console).
 inline constexpr uint32_t kMagicBegin = 0x5151a0a0;
 inline constexpr uint32_t kMagicEnd = 0xe0d0e0d0;
-// Words of the event record, printed after kMagicBegin: events raised, then the first
-// event's code, global warp, pc, lane (0xffffffff: none), address, buffer index.
-inline constexpr uint32_t kRecordWords = 7;
+// Words of the record, printed after kMagicBegin: events raised, then the first
+// event's code, global warp, pc, lane (0xffffffff: none), address, buffer index; then
+// the step flag (a warp reached max_steps: one of kStep*) and the steps of all warps.
+inline constexpr uint32_t kStepFlag = 7;
+inline constexpr uint32_t kStepTotal = 8;
+inline constexpr uint32_t kRecordWords = 9;
+// Values of the step flag.
+inline constexpr uint32_t kStepLimitOneWarp = 1;       // exec.status.step_limit, exactly
+inline constexpr uint32_t kStepLimitSeveralWarps = 2;  // not reproduced (scheduling)
+inline constexpr uint32_t kStepCounterFull = 3;        // max_steps beyond 32-bit counters
 
 // One output buffer as printed: its index in exec::Program::buffers and its words.
 struct OutputBuffer {
@@ -50,6 +57,7 @@ struct Translation {
   std::string assembly;  // one .S file (preprocessed by gcc: none of its macros needed)
   uint32_t threads = 0;  // simx -t: the wave
   uint32_t warps = 0;    // simx -w
+  uint64_t max_steps = 0;
   std::vector<OutputBuffer> outputs;
   bool writes_memory = false;  // some instruction stores
 };
