@@ -257,6 +257,47 @@ TEST(VortexTranslate, DecodeConsole) {
 
 // A simx that crashes, hangs or prints garbage makes that request an `error` (the
 // runner goes on with the next): stand-in simx scripts, so no simx is needed.
+// The runner's step budget (--step-budget): each warp's step limit is max_steps or its
+// share of the budget (thread-steps, the wave counted as at least 4), whichever is
+// smaller; a warp that reaches a share below max_steps makes the request unsupported,
+// never a step_limit the reference would not give.
+TEST(VortexTranslate, StepBudget) {
+  struct Case {
+    const char* program;
+    uint64_t budget;
+    uint32_t cap;
+  } cases[] = {
+      {".wave 4\n exit\n", vortex::kDefaultStepBudget, 10000},  // 40,000 / 4
+      {".wave 1\n exit\n", vortex::kDefaultStepBudget, 10000},  // the wave counts as 4
+      {".wave 32\n.warps 2\n exit\n", vortex::kDefaultStepBudget, 625},
+      {".wave 8\n.workgroups 5\n exit\n", 4000, 100},
+      {".wave 4\n.max_steps 100\n exit\n", vortex::kDefaultStepBudget, 100},
+      {".wave 4\n.max_steps 100\n exit\n", 1, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.program);
+    auto loaded = host::load(c.program);
+    ASSERT_TRUE(loaded.loaded);
+    auto r = vortex::translate(*loaded.loaded, c.budget);
+    ASSERT_TRUE(r.ok()) << r.unsupported;
+    EXPECT_EQ(r.translation->step_cap, c.cap);
+  }
+  auto loaded = host::load(".wave 4\n.buffer o u32[1] out\n exit\n");
+  ASSERT_TRUE(loaded.loaded);
+  auto r = vortex::translate(*loaded.loaded);
+  ASSERT_TRUE(r.ok());
+  std::string console = "Running program.bin...\n";
+  char buf[32];
+  for (uint32_t x : {vortex::kMagicBegin, 0u, 0u, 0u, 0u, 0u, 0u, 0u, vortex::kStepBudget, 10000u,
+                     0u, vortex::kMagicEnd}) {
+    std::snprintf(buf, sizeof buf, "#0: %08x\n", x);
+    console += buf;
+  }
+  auto d = vortex::decode_console(*loaded.loaded->program, *r.translation, console);
+  EXPECT_EQ(d.kind, vortex::ConsoleOutcome::Kind::NotReproduced);
+  EXPECT_NE(d.reason.find("share of the runner's step budget"), std::string::npos) << d.reason;
+}
+
 TEST(VortexRunner, BrokenSimxIsAnError) {
   SKIP_WITHOUT_RISCV();
   char tmpl[] = "/tmp/vortex-fake.XXXXXX";
@@ -506,6 +547,21 @@ TEST(VortexRunner, StepLimit) {
               std::string::npos)
         << got.message;
     EXPECT_EQ(runners::run_reference(req).outcome.status, "step_limit");
+  }
+  // A launch that would run into the default max_steps (1,000,000) stops at its share of
+  // the step budget (10,000 steps at wave 4): unsupported, neither step_limit nor an
+  // error of simx's timeout.
+  {
+    runners::RunRequest req;
+    req.program =
+        ".wave 4\n.buffer o u32[4] out\n shl v0, %lane, 2\n mov v1, 0\n loop\n"
+        " add v1, v1, 1\n st o[v0], v1\n endloop\n exit\n";
+    runners::RunResult got = runner->run(req);
+    EXPECT_EQ(got.kind, runners::RunResult::Kind::Unsupported) << got.message;
+    EXPECT_NE(got.message.find("a warp committed 10000 steps, its share of the runner's step "
+                               "budget, before max_steps 1000000"),
+              std::string::npos)
+        << got.message;
   }
   runner->shutdown();
 }

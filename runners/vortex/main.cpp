@@ -38,6 +38,9 @@ constexpr const char* kUsage =
     "  --simx PATH              the simx executable (default: $SIMT_SIMX)\n"
     "  --toolchain-prefix P     the RISC-V toolchain's prefix (riscv64-unknown-elf-)\n"
     "  --timeout S              seconds simx may run before the request is an error (20)\n"
+    "  --step-budget N          thread-steps (steps x max(wave, 4)) all warps together may\n"
+    "                           run before the request is unsupported (40000; max_steps\n"
+    "                           below a warp's share is reproduced exactly)\n"
     "  --keep DIR               keep each request's files in DIR/N instead of deleting them\n"
     "  --translate FILE         print the assembly of a program (its directives' launch)\n";
 
@@ -45,6 +48,7 @@ struct Options {
   std::string simx;
   std::string prefix = "riscv64-unknown-elf-";
   double timeout = 20.0;
+  uint64_t step_budget = vortex::kDefaultStepBudget;
   std::string keep;
 };
 
@@ -144,7 +148,7 @@ class Runner {
     if (!loaded.loaded)
       return error(
           "internal error: the program loads for the reference but not for the translator");
-    vortex::TranslateResult tr = vortex::translate(*loaded.loaded);
+    vortex::TranslateResult tr = vortex::translate(*loaded.loaded, o_.step_budget);
     if (!tr.ok()) return unsupported("not translated: " + tr.unsupported);
     if (o_.simx.empty())
       return error("no simx: pass --simx PATH in the runner description or set SIMT_SIMX");
@@ -217,7 +221,7 @@ class Runner {
   uint64_t count_ = 0;
 };
 
-int translate_file(const std::string& file) {
+int translate_file(const std::string& file, uint64_t step_budget) {
   std::string text, err;
   if (!host::read_file(file, text, err)) {
     std::cerr << "simtspec-vortex: " << err << "\n";
@@ -228,7 +232,7 @@ int translate_file(const std::string& file) {
     std::cerr << "simtspec-vortex: the program does not load\n";
     return 2;
   }
-  vortex::TranslateResult tr = vortex::translate(*loaded.loaded);
+  vortex::TranslateResult tr = vortex::translate(*loaded.loaded, step_budget);
   if (!tr.ok()) {
     std::cerr << "simtspec-vortex: not translated: " << tr.unsupported << "\n";
     return 1;
@@ -262,6 +266,14 @@ int main(int argc, char** argv) {
         std::cerr << "simtspec-vortex: --timeout takes seconds in (0, 3600]\n";
         return 2;
       }
+    } else if (a == "--step-budget" && value(v)) {
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end || v[0] == '-' || n == 0 || n > (1ull << 40)) {
+        std::cerr << "simtspec-vortex: --step-budget takes a count in [1, 2^40]\n";
+        return 2;
+      }
+      o.step_budget = n;
     } else if (a == "--help" || a == "-h") {
       std::cout << kUsage;
       return 0;
@@ -270,7 +282,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!translate.empty()) return translate_file(translate);
+  if (!translate.empty()) return translate_file(translate, o.step_budget);
   std::ios::sync_with_stdio(false);
   Runner runner(o);
   runners::serve(std::cin, std::cout, [&](const RunRequest& req) { return runner.run(req); });

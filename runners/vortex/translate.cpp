@@ -239,8 +239,11 @@ struct Frame {
 
 class Translator {
  public:
-  explicit Translator(const host::Loaded& loaded)
-      : loaded_(loaded), prog_(*loaded.program), cfg_(loaded.program->config) {}
+  Translator(const host::Loaded& loaded, uint64_t step_budget)
+      : loaded_(loaded),
+        prog_(*loaded.program),
+        cfg_(loaded.program->config),
+        step_budget_(step_budget) {}
 
   Translation run() {
     check_launch();
@@ -248,6 +251,7 @@ class Translator {
     t.threads = cfg_.wave;
     t.warps = cfg_.total_warps();
     t.max_steps = cfg_.max_steps;
+    t.step_cap = step_cap();
     for (uint32_t i = 0; i < prog_.buffers.size(); ++i) {
       if (prog_.buffers[i].mode != syntax::BufferMode::In)
         t.outputs.push_back({i, (prog_.buffers[i].bytes + 3) / 4});
@@ -643,12 +647,17 @@ class Translator {
     warp_sw("t1", kSteps);
   }
 
+  // A warp's step limit: max_steps, or the warp's share of the runner's step budget
+  // when that is smaller (kStepBudget), or the 32-bit counter's range.
   uint32_t step_cap() const {
-    return static_cast<uint32_t>(std::min<uint64_t>(cfg_.max_steps, 0xffffffffu));
+    const uint64_t lanes = std::max<uint64_t>(cfg_.wave, 4);
+    const uint64_t share = std::max<uint64_t>(1, step_budget_ / (lanes * cfg_.total_warps()));
+    return static_cast<uint32_t>(std::min<uint64_t>({cfg_.max_steps, share, 0xffffffffu}));
   }
 
   uint32_t step_flag() const {
-    if (cfg_.max_steps > 0xffffffffu) return kStepCounterFull;
+    if (step_cap() < cfg_.max_steps)
+      return step_cap() < 0xffffffffu ? kStepBudget : kStepCounterFull;
     return cfg_.total_warps() == 1 ? kStepLimitOneWarp : kStepLimitSeveralWarps;
   }
 
@@ -1363,14 +1372,15 @@ __ended: .word 0
   size_t ctx_base_ = 0;  // frames_ of the contexts that called this one
   uint32_t call_depth_ = 0;
   size_t lines_ = 0;
+  uint64_t step_budget_ = kDefaultStepBudget;
 };
 
 }  // namespace
 
-TranslateResult translate(const host::Loaded& loaded) {
+TranslateResult translate(const host::Loaded& loaded, uint64_t step_budget) {
   TranslateResult r;
   try {
-    r.translation = Translator(loaded).run();
+    r.translation = Translator(loaded, step_budget).run();
   } catch (const Unsupported& u) {
     r.unsupported = u.reason;
   }
@@ -1443,6 +1453,11 @@ ConsoleOutcome decode_console(const exec::Program& program, const Translation& t
       break;
     case kStepLimitSeveralWarps:
       return not_reproduced("a warp reached max_steps: " + std::string(several));
+    case kStepBudget:
+      return not_reproduced("a warp committed " + std::to_string(t.step_cap) +
+                            " steps, its share of the runner's step budget, before max_steps " +
+                            std::to_string(t.max_steps) +
+                            " (simx runs about 4,000 thread-steps a second: --step-budget)");
     case kStepCounterFull:
       return not_reproduced(
           "a warp committed 2^32 - 1 steps (max_steps is beyond the runner's "

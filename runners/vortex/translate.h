@@ -46,6 +46,14 @@ inline constexpr uint32_t kRecordWords = 9;
 inline constexpr uint32_t kStepLimitOneWarp = 1;       // exec.status.step_limit, exactly
 inline constexpr uint32_t kStepLimitSeveralWarps = 2;  // not reproduced (scheduling)
 inline constexpr uint32_t kStepCounterFull = 3;        // max_steps beyond 32-bit counters
+inline constexpr uint32_t kStepBudget = 4;             // the runner's step budget ran out
+
+// The runner's step budget (--step-budget): the thread-steps (steps times the wave,
+// at least 4: simx's warps run at least 4 threads' worth) all warps together may run
+// before the launch is answered unsupported. simx runs about 4,000 such steps a second
+// (runners/vortex/README.md, "Steps"), so a launch that runs into a large max_steps
+// ends in seconds instead of running into the timeout.
+inline constexpr uint64_t kDefaultStepBudget = 40000;
 
 // One output buffer as printed: its index in exec::Program::buffers and its words.
 struct OutputBuffer {
@@ -58,6 +66,7 @@ struct Translation {
   uint32_t threads = 0;  // simx -t: the wave
   uint32_t warps = 0;    // simx -w
   uint64_t max_steps = 0;
+  uint32_t step_cap = 0;  // steps a warp may commit: max_steps, or less (the budget)
   std::vector<OutputBuffer> outputs;
   bool writes_memory = false;  // some instruction stores
 };
@@ -68,7 +77,7 @@ struct TranslateResult {
   bool ok() const { return translation.has_value(); }
 };
 
-TranslateResult translate(const host::Loaded& loaded);
+TranslateResult translate(const host::Loaded& loaded, uint64_t step_budget = kDefaultStepBudget);
 
 // How the simx run ended, read from its console output.
 struct ConsoleOutcome {
