@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,11 @@ const std::vector<Case>& cases() {
        ".wave 8\n.warps 3\n.buffer o u32[24] out\n mul v0, %warp, 8\n add v0, v0, %lane\n"
        " shl v0, v0, 2\n add v1, %nwarps, %wave\n add v1, v1, %exec\n st o[v0], v1\n exit\n",
        {".insn r 0x0b, 1, 0, x0, t0, t1", "csrr s8, 0xcc1"}},
+      {"bar",
+       ".wave 4\n.warps 2\n.workgroups 2\n.buffer o u32[16] out\n mul s0, %gwarp, %wave\n"
+       " add v0, s0, %lane\n shl v0, v0, 2\n bar\n st o[v0], 1\n exit\n",
+       {".insn r 0x0b, 4, 0, x0, s1, t2", "amominu.w zero, t1, (t2)", "bgeu t1, t3, __deadlock",
+        "__wgs: .fill 2, 4, 0xffffffff"}},
   };
   return c;
 }
@@ -173,7 +179,8 @@ TEST(VortexTranslate, RefusesWithTheReason) {
   const std::vector<std::pair<const char*, const char*>> refused = {
       {".wave 4\n mov s0, 1\n ballot s1, pt\n exit\n", "`ballot` (not translated for Vortex yet)"},
       {".wave 4\n.buffer o u32[1] out\n atom.add v1, o[0], 1\n exit\n", "`atom.add`"},
-      {".wave 4\n.warps 2\n bar\n exit\n", "`bar`"},
+      {".wave 4\n.warps 2\n.workgroups 3\n bar\n exit\n",
+       "3 workgroups with barriers: this simx has 2 barrier ids"},
       {".wave 4\nl:\n cbr pt, l\n exit\n", "`cbr` (raw branch primitives"},
       {".wave 64\n exit\n", "wave 64"},
       {".wave 4\n.warps 8\n.workgroups 5\n exit\n", "40 warps in all"},
@@ -205,7 +212,7 @@ TEST(VortexTranslate, DecodeConsole) {
   };
   const uint32_t b = vortex::kMagicBegin, e = vortex::kMagicEnd;
   auto ok = vortex::decode_console(*loaded.loaded->program, *r.translation,
-                                   words({b, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0x04030201, 0x77, e}));
+                                   words({b, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0x04030201, 0x77, e}));
   ASSERT_EQ(ok.kind, vortex::ConsoleOutcome::Kind::Outcome) << ok.reason;
   EXPECT_EQ(ok.outcome.status, exec::Status::Completed);
   EXPECT_EQ(ok.outcome.steps, 3u);
@@ -213,7 +220,7 @@ TEST(VortexTranslate, DecodeConsole) {
   EXPECT_EQ(ok.outcome.buffers[0].bytes, (std::vector<uint8_t>{1, 2, 3, 4, 0x77}));
   // An event: out of bounds at lane 2, pc 1, address 8 in buffer 0.
   auto ev = vortex::decode_console(*loaded.loaded->program, *r.translation,
-                                   words({b, 1, 2, 0, 1, 2, 8, 0, 0, 1, 0, 0, e}));
+                                   words({b, 1, 2, 0, 1, 2, 8, 0, 0, 1, 0, 0, 0, e}));
   ASSERT_EQ(ev.kind, vortex::ConsoleOutcome::Kind::Outcome) << ev.reason;
   EXPECT_EQ(ev.outcome.status, exec::Status::Trapped);
   ASSERT_TRUE(ev.outcome.event);
@@ -227,7 +234,7 @@ TEST(VortexTranslate, DecodeConsole) {
   const uint32_t max = static_cast<uint32_t>(r.translation->max_steps);
   auto sl = vortex::decode_console(
       *loaded.loaded->program, *r.translation,
-      words({b, 0, 0, 0, 0, 0, 0, 0, vortex::kStepLimitOneWarp, max, 9, 9, e}));
+      words({b, 0, 0, 0, 0, 0, 0, 0, vortex::kStepLimitOneWarp, max, 0, 9, 9, e}));
   ASSERT_EQ(sl.kind, vortex::ConsoleOutcome::Kind::Outcome) << sl.reason;
   EXPECT_EQ(sl.outcome.status, exec::Status::StepLimit);
   EXPECT_EQ(sl.outcome.steps, r.translation->max_steps);
@@ -236,14 +243,29 @@ TEST(VortexTranslate, DecodeConsole) {
   EXPECT_EQ(sl.outcome.buffers[0].bytes, (std::vector<uint8_t>{9, 0, 0, 0, 9}));
   for (uint32_t bad_flag : {vortex::kStepLimitOneWarp, 7u}) {
     auto g = vortex::decode_console(*loaded.loaded->program, *r.translation,
-                                    words({b, 0, 0, 0, 0, 0, 0, 0, bad_flag, 5, 9, 9, e}));
+                                    words({b, 0, 0, 0, 0, 0, 0, 0, bad_flag, 5, 0, 9, 9, e}));
     EXPECT_EQ(g.kind, vortex::ConsoleOutcome::Kind::Garbage) << bad_flag;
   }
   auto several = vortex::decode_console(
       *loaded.loaded->program, *r.translation,
-      words({b, 0, 0, 0, 0, 0, 0, 0, vortex::kStepLimitSeveralWarps, max, 9, 9, e}));
+      words({b, 0, 0, 0, 0, 0, 0, 0, vortex::kStepLimitSeveralWarps, max, 0, 9, 9, e}));
   EXPECT_EQ(several.kind, vortex::ConsoleOutcome::Kind::NotReproduced);
   EXPECT_NE(several.reason.find("depends on our scheduler"), std::string::npos) << several.reason;
+  // The deadlock flag (bar.exited, exec.status.deadlock): 1 is deadlock with the buffers
+  // as the warps left them; an event takes precedence (the reference ends trapped at it);
+  // another value is garbage.
+  auto dl = vortex::decode_console(*loaded.loaded->program, *r.translation,
+                                   words({b, 0, 0, 0, 0, 0, 0, 0, 0, 4, 1, 5, 6, e}));
+  ASSERT_EQ(dl.kind, vortex::ConsoleOutcome::Kind::Outcome) << dl.reason;
+  EXPECT_EQ(dl.outcome.status, exec::Status::Deadlock);
+  EXPECT_EQ(dl.outcome.buffers[0].bytes, (std::vector<uint8_t>{5, 0, 0, 0, 6}));
+  auto dl_ev = vortex::decode_console(*loaded.loaded->program, *r.translation,
+                                      words({b, 1, 2, 0, 1, 2, 8, 0, 0, 1, 1, 0, 0, e}));
+  ASSERT_EQ(dl_ev.kind, vortex::ConsoleOutcome::Kind::Outcome) << dl_ev.reason;
+  EXPECT_EQ(dl_ev.outcome.status, exec::Status::Trapped);
+  auto dl_bad = vortex::decode_console(*loaded.loaded->program, *r.translation,
+                                       words({b, 0, 0, 0, 0, 0, 0, 0, 0, 4, 2, 5, 6, e}));
+  EXPECT_EQ(dl_bad.kind, vortex::ConsoleOutcome::Kind::Garbage);
   // Truncated, missing, misplaced or malformed words.
   for (const std::string& bad :
        {words({b, 0, 0, 0, 0, 0, 0, 0, 1}), std::string("Running...\n"),
@@ -267,9 +289,9 @@ TEST(VortexTranslate, StepBudget) {
     uint64_t budget;
     uint32_t cap;
   } cases[] = {
-      {".wave 4\n exit\n", vortex::kDefaultStepBudget, 10000},  // 40,000 / 4
-      {".wave 1\n exit\n", vortex::kDefaultStepBudget, 10000},  // the wave counts as 4
-      {".wave 32\n.warps 2\n exit\n", vortex::kDefaultStepBudget, 625},
+      {".wave 4\n exit\n", vortex::kDefaultStepBudget, 37500},  // 150,000 / 4
+      {".wave 1\n exit\n", vortex::kDefaultStepBudget, 37500},  // the wave counts as 4
+      {".wave 32\n.warps 2\n exit\n", vortex::kDefaultStepBudget, 2343},
       {".wave 8\n.workgroups 5\n exit\n", 4000, 100},
       {".wave 4\n.max_steps 100\n exit\n", vortex::kDefaultStepBudget, 100},
       {".wave 4\n.max_steps 100\n exit\n", 1, 1},
@@ -278,7 +300,7 @@ TEST(VortexTranslate, StepBudget) {
     SCOPED_TRACE(c.program);
     auto loaded = host::load(c.program);
     ASSERT_TRUE(loaded.loaded);
-    auto r = vortex::translate(*loaded.loaded, c.budget);
+    auto r = vortex::translate(*loaded.loaded, {c.budget});
     ASSERT_TRUE(r.ok()) << r.unsupported;
     EXPECT_EQ(r.translation->step_cap, c.cap);
   }
@@ -289,7 +311,7 @@ TEST(VortexTranslate, StepBudget) {
   std::string console = "Running program.bin...\n";
   char buf[32];
   for (uint32_t x : {vortex::kMagicBegin, 0u, 0u, 0u, 0u, 0u, 0u, 0u, vortex::kStepBudget, 10000u,
-                     0u, vortex::kMagicEnd}) {
+                     0u, 0u, vortex::kMagicEnd}) {
     std::snprintf(buf, sizeof buf, "#0: %08x\n", x);
     console += buf;
   }
@@ -349,7 +371,7 @@ TEST(VortexRunner, BrokenSimxIsAnError) {
                     "simtspec): the programs are not run";                               \
   }
 
-std::unique_ptr<runners::Runner> vortex_runner() {
+std::unique_ptr<runners::Runner> vortex_runner(const std::vector<std::string>& extra_args = {}) {
   auto s = runners::load_process_spec(std::string(SIMT_SOURCE_DIR) + "/runners/vortex/simx.toml");
   if (auto* err = std::get_if<std::string>(&s)) {
     ADD_FAILURE() << *err;
@@ -357,6 +379,7 @@ std::unique_ptr<runners::Runner> vortex_runner() {
   }
   runners::ProcessSpec spec = std::get<runners::ProcessSpec>(s);
   spec.command = std::string(SIMT_BINARY_DIR) + "/simtspec-vortex";
+  spec.args.insert(spec.args.end(), extra_args.begin(), extra_args.end());
   return runners::make_process_runner(std::move(spec));
 }
 
@@ -465,6 +488,65 @@ TEST(VortexRunner, ProgramsMatchTheReference) {
 }
 
 // What the runner cannot run is `unsupported` with the reason, never an outcome.
+// bar.arrive, bar.release, bar.exited, bar.divergent, exec.status.deadlock: Vortex's
+// `bar` per workgroup; warps that end arrive on their way out, and a warp released from
+// a barrier that a departed warp never reached ends the launch in deadlock, with the
+// buffers as every warp left them (other workgroups run on to their ends).
+const char* const kBarrierPrograms[] = {
+    // slm exchange between 4 warps of 2 workgroups, twice in a loop
+    ".wave 8\n.warps 4\n.workgroups 2\n.slm 256\n.buffer o u32[64] out\n"
+    " mul s0, %gwarp, %wave\n add v0, s0, %lane\n shl v0, v0, 2\n mul s2, %warp, 32\n"
+    " shl v1, %lane, 2\n add v1, v1, s2\n mov v2, 0\n mov s3, 0\n loop\n"
+    " add v3, v2, %gwarp\n st slm[v1], v3\n bar\n xor v4, v1, 32\n ld v5, slm[v4]\n"
+    " add v2, v2, v5\n bar\n add s3, s3, 1\n cmp.lt p0, s3, 2\n break !p0\n endloop\n"
+    " st o[v0], v2\n exit\n",
+    // warp 1 exits before the barrier: deadlock; `before` stored, `after` not
+    ".wave 8\n.warps 3\n.buffer before u32[24] out\n.buffer after u32[24] out\n"
+    " mul s0, %gwarp, %wave\n add v0, s0, %lane\n shl v0, v0, 2\n add s1, %warp, 1\n"
+    " mul s1, s1, 100\n st before[v0], s1\n cmp.eq p0, %warp, 1\n if p0\n exit\n endif\n"
+    " bar\n st after[v0], s1\n exit\n",
+    // warp 1 exits late (after a loop), when the others already wait: deadlock
+    ".wave 4\n.warps 2\n.buffer o u32[8] out\n mul s0, %gwarp, %wave\n add v0, s0, %lane\n"
+    " shl v0, v0, 2\n cmp.eq p0, %warp, 1\n if p0\n mov s2, 0\n loop\n add s2, s2, 1\n"
+    " cmp.lt p1, s2, 30\n break !p1\n endloop\n st o[v0], s2\n exit\n endif\n bar\n"
+    " st o[v0], 7\n exit\n",
+    // two workgroups: the first deadlocks, the second completes its barriers
+    ".wave 4\n.warps 2\n.workgroups 2\n.buffer o u32[16] out\n mul s0, %gwarp, %wave\n"
+    " add v0, s0, %lane\n shl v0, v0, 2\n cmp.eq p0, %gwarp, 1\n if p0\n exit\n endif\n"
+    " bar\n st o[v0], 1\n bar\n st o[v0], 2\n exit\n",
+    // bar inside divergent code: each pass of the pc arrives (both sides of an if)
+    ".wave 8\n.warps 2\n.buffer o u32[16] out\n mul s0, %gwarp, %wave\n add v0, s0, %lane\n"
+    " shl v0, v0, 2\n cmp.lt p0, %lane, 5\n if p0\n bar\n st o[v0], 1\n else\n bar\n"
+    " st o[v0], 2\n endif\n exit\n",
+    // an event in warp 1 while warp 0 waits; nothing stores: trapped at the event
+    ".wave 4\n.warps 2\n.buffer i u32[4] in\n.buffer o u32[4] out\n cmp.eq p0, %warp, 1\n"
+    " if p0\n ld v1, i[64]\n endif\n bar\n exit\n",
+};
+
+TEST(VortexRunner, BarriersMatchTheReference) {
+  SKIP_WITHOUT_SIMX();
+  auto runner = vortex_runner();
+  ASSERT_TRUE(runner);
+  std::set<std::string> statuses;
+  for (const char* program : kBarrierPrograms) {
+    SCOPED_TRACE(program);
+    runners::RunRequest req;
+    req.program = program;
+    runners::RunResult got = runner->run(req);
+    ASSERT_EQ(got.kind, runners::RunResult::Kind::Outcome) << got.message << got.stderr_text;
+    runners::RunResult want = runners::run_reference(req);
+    ASSERT_EQ(want.kind, runners::RunResult::Kind::Outcome);
+    // After an event the other warps run on to their ends on Vortex (README, "Not
+    // done"): the steps of a trapped launch of several warps are not compared.
+    if (want.outcome.status == "trapped") got.outcome.steps = want.outcome.steps;
+    EXPECT_EQ(json::dump(model::to_json(got.outcome)), json::dump(model::to_json(want.outcome)));
+    statuses.insert(want.outcome.status);
+  }
+  // The programs test something: deadlocks, completions and an event among them.
+  EXPECT_EQ(statuses, (std::set<std::string>{"completed", "deadlock", "trapped"}));
+  runner->shutdown();
+}
+
 TEST(VortexRunner, UnsupportedAndErrors) {
   SKIP_WITHOUT_SIMX();
   auto runner = vortex_runner();
@@ -548,22 +630,25 @@ TEST(VortexRunner, StepLimit) {
         << got.message;
     EXPECT_EQ(runners::run_reference(req).outcome.status, "step_limit");
   }
+  runner->shutdown();
   // A launch that would run into the default max_steps (1,000,000) stops at its share of
-  // the step budget (10,000 steps at wave 4): unsupported, neither step_limit nor an
-  // error of simx's timeout.
+  // the step budget (--step-budget 4000: 1,000 steps at wave 4): unsupported, neither
+  // step_limit nor an error of simx's timeout.
   {
+    auto budget_runner = vortex_runner({"--step-budget", "4000"});
+    ASSERT_TRUE(budget_runner);
     runners::RunRequest req;
     req.program =
         ".wave 4\n.buffer o u32[4] out\n shl v0, %lane, 2\n mov v1, 0\n loop\n"
         " add v1, v1, 1\n st o[v0], v1\n endloop\n exit\n";
-    runners::RunResult got = runner->run(req);
+    runners::RunResult got = budget_runner->run(req);
     EXPECT_EQ(got.kind, runners::RunResult::Kind::Unsupported) << got.message;
-    EXPECT_NE(got.message.find("a warp committed 10000 steps, its share of the runner's step "
+    EXPECT_NE(got.message.find("a warp committed 1000 steps, its share of the runner's step "
                                "budget, before max_steps 1000000"),
               std::string::npos)
         << got.message;
+    budget_runner->shutdown();
   }
-  runner->shutdown();
 }
 
 }  // namespace

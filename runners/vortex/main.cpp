@@ -39,8 +39,9 @@ constexpr const char* kUsage =
     "  --toolchain-prefix P     the RISC-V toolchain's prefix (riscv64-unknown-elf-)\n"
     "  --timeout S              seconds simx may run before the request is an error (20)\n"
     "  --step-budget N          thread-steps (steps x max(wave, 4)) all warps together may\n"
-    "                           run before the request is unsupported (40000; max_steps\n"
+    "                           run before the request is unsupported (150000; max_steps\n"
     "                           below a warp's share is reproduced exactly)\n"
+    "  --barriers N             simx's barrier ids (its compile-time NUM_BARRIERS; 2)\n"
     "  --keep DIR               keep each request's files in DIR/N instead of deleting them\n"
     "  --translate FILE         print the assembly of a program (its directives' launch)\n";
 
@@ -48,7 +49,7 @@ struct Options {
   std::string simx;
   std::string prefix = "riscv64-unknown-elf-";
   double timeout = 20.0;
-  uint64_t step_budget = vortex::kDefaultStepBudget;
+  vortex::TranslateOptions translate;
   std::string keep;
 };
 
@@ -148,7 +149,7 @@ class Runner {
     if (!loaded.loaded)
       return error(
           "internal error: the program loads for the reference but not for the translator");
-    vortex::TranslateResult tr = vortex::translate(*loaded.loaded, o_.step_budget);
+    vortex::TranslateResult tr = vortex::translate(*loaded.loaded, o_.translate);
     if (!tr.ok()) return unsupported("not translated: " + tr.unsupported);
     if (o_.simx.empty())
       return error("no simx: pass --simx PATH in the runner description or set SIMT_SIMX");
@@ -221,7 +222,7 @@ class Runner {
   uint64_t count_ = 0;
 };
 
-int translate_file(const std::string& file, uint64_t step_budget) {
+int translate_file(const std::string& file, const vortex::TranslateOptions& options) {
   std::string text, err;
   if (!host::read_file(file, text, err)) {
     std::cerr << "simtspec-vortex: " << err << "\n";
@@ -232,7 +233,7 @@ int translate_file(const std::string& file, uint64_t step_budget) {
     std::cerr << "simtspec-vortex: the program does not load\n";
     return 2;
   }
-  vortex::TranslateResult tr = vortex::translate(*loaded.loaded, step_budget);
+  vortex::TranslateResult tr = vortex::translate(*loaded.loaded, options);
   if (!tr.ok()) {
     std::cerr << "simtspec-vortex: not translated: " << tr.unsupported << "\n";
     return 1;
@@ -273,7 +274,15 @@ int main(int argc, char** argv) {
         std::cerr << "simtspec-vortex: --step-budget takes a count in [1, 2^40]\n";
         return 2;
       }
-      o.step_budget = n;
+      o.translate.step_budget = n;
+    } else if (a == "--barriers" && value(v)) {
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      if (v.empty() || *end || v[0] == '-' || n == 0 || n > 1024) {
+        std::cerr << "simtspec-vortex: --barriers takes a count in [1, 1024]\n";
+        return 2;
+      }
+      o.translate.barriers = static_cast<uint32_t>(n);
     } else if (a == "--help" || a == "-h") {
       std::cout << kUsage;
       return 0;
@@ -282,7 +291,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!translate.empty()) return translate_file(translate, o.step_budget);
+  if (!translate.empty()) return translate_file(translate, o.translate);
   std::ios::sync_with_stdio(false);
   Runner runner(o);
   runners::serve(std::cin, std::cout, [&](const RunRequest& req) { return runner.run(req); });

@@ -35,6 +35,7 @@ enum class Lowering {
   Exit,        // the live mask less the active threads; tmc
   Nop,         // nothing
   Inlined,     // call, ret: the callee's statements inlined at each call (context())
+  Barrier,     // bar: Vortex's `bar id, count` (barrier())
   NotInSlice,  // not translated yet (runners/vortex/README.md, "Not done")
   Never,       // not expressible by this design (raw branches, traps, preemption, regions)
 };
@@ -136,8 +137,8 @@ Mapping mapping(Op op) {
     case Op::WatomCas:
     case Op::WatomLock:
     case Op::WatomUnlock:
-    case Op::Bar:
       return {L::NotInSlice};
+    case Op::Bar:     return {L::Barrier};
     case Op::Call:
     case Op::Ret:
       return {L::Inlined};
@@ -193,6 +194,9 @@ std::string vx_split(const char* p) {
 std::string vx_join(const char* tok) {
   return std::string(".insn r 0x0b, 3, 0, x0, ") + tok + ", x0";
 }
+std::string vx_bar(const char* id, const char* count) {
+  return std::string(".insn r 0x0b, 4, 0, x0, ") + id + ", " + count;
+}
 std::string vx_pred(const char* c, const char* m) {
   return std::string(".insn r 0x0b, 5, 0, x0, ") + c + ", " + m;
 }
@@ -211,6 +215,7 @@ enum WarpWord : uint32_t {
   kBallot,     // scratch of ballots
   kPick,       // scratch of one lane's value
   kSteps,      // steps this warp committed (exec.step)
+  kBars,       // barriers this warp passed (barrier())
   kWarpWords,
 };
 // Per-frame words (one frame per structured statement in the text).
@@ -239,11 +244,12 @@ struct Frame {
 
 class Translator {
  public:
-  Translator(const host::Loaded& loaded, uint64_t step_budget)
+  Translator(const host::Loaded& loaded, const TranslateOptions& options)
       : loaded_(loaded),
         prog_(*loaded.program),
         cfg_(loaded.program->config),
-        step_budget_(step_budget) {}
+        step_budget_(options.step_budget),
+        barriers_(options.barriers) {}
 
   Translation run() {
     check_launch();
@@ -256,8 +262,14 @@ class Translator {
       if (prog_.buffers[i].mode != syntax::BufferMode::In)
         t.outputs.push_back({i, (prog_.buffers[i].bytes + 3) / 4});
     }
-    for (const Insn& in : prog_.insns)
+    for (const Insn& in : prog_.insns) {
       if (isa::info(in.op).family == isa::Family::Store) t.writes_memory = true;
+      if (in.op == Op::Bar) barrier_ = cfg_.warps > 1;
+    }
+    if (barrier_ && cfg_.workgroups > barriers_)
+      throw Unsupported{std::to_string(cfg_.workgroups) +
+                        " workgroups with barriers: this simx has " + std::to_string(barriers_) +
+                        " barrier ids (its compile-time NUM_BARRIERS; --barriers)"};
     body();
     t.assembly = assemble(t);
     return t;
@@ -655,6 +667,34 @@ class Translator {
     return static_cast<uint32_t>(std::min<uint64_t>({cfg_.max_steps, share, 0xffffffffu}));
   }
 
+  // bar.exited: an ending warp's way out of its workgroup's barrier (barrier()), and
+  // __deadlock, where a warp released from a barrier that could not complete ends.
+  std::string departure() const {
+    if (!barrier_) return "__deadlock:\n  j __warp_gone";
+    return "  lw t1, " + std::to_string(warp_off(kBars)) +
+           "(s10)\n"
+           "  addi t1, t1, 1\n"
+           "  la t2, __wgs\n"
+           "  slli t3, s1, 2\n"
+           "  add t2, t2, t3\n"
+           "  amominu.w zero, t1, (t2)\n"
+           "  li t2, " +
+           std::to_string(cfg_.warps) + "\n  " + vx_bar("s1", "t2") +
+           "\n"
+           "  j __warp_gone\n"
+           "__deadlock:\n"
+           "  csrr t0, 0xcc4\n"
+           "  neg t1, t0\n"
+           "  and t0, t0, t1\n"
+           "  " +
+           vx_tmc("t0") +
+           "\n"
+           "  la t1, __record\n"
+           "  li t2, 1\n"
+           "  sw t2, " +
+           std::to_string(4 * kDeadlock) + "(t1)\n  j __warp_gone";
+  }
+
   uint32_t step_flag() const {
     if (step_cap() < cfg_.max_steps)
       return step_cap() < 0xffffffffu ? kStepBudget : kStepCounterFull;
@@ -691,6 +731,9 @@ class Translator {
         exit_();
         return;
       case Lowering::Nop:
+        return;
+      case Lowering::Barrier:
+        barrier();
         return;
       case Lowering::Inlined:
         throw Unsupported{"`" + mnemonic(in.op) + "` outside a statement (internal)"};
@@ -742,6 +785,7 @@ class Translator {
       case Lowering::Store:
       case Lowering::Exit:
       case Lowering::Nop:
+      case Lowering::Barrier:
       case Lowering::Inlined:
       case Lowering::NotInSlice:
       case Lowering::Never:
@@ -909,6 +953,32 @@ class Translator {
     line("li t1, 1");
     warp_sw("t1", kEmpty);
     label(skip);
+  }
+
+  // bar.arrive, bar.release, bar.divergent: the warp, whatever its thread mask and
+  // `empty`, arrives at its workgroup's Vortex barrier (id = the workgroup, count = its
+  // warps) and waits there until every warp of the workgroup has arrived. One warp per
+  // workgroup: the barrier completes at once (simx ignores counts below 2 too).
+  // bar.exited: a warp that ends (exit, an event, the step limit) arrives at the barrier
+  // of its next generation on its way out and records that generation in the
+  // workgroup's word (__wgs, the lowest such generation). Every warp of the workgroup
+  // then arrives at that generation exactly once, for real or on its way out, so
+  // simx's barrier completes; a warp released from a generation at or past the
+  // recorded one would have waited for ever on the reference: it ends with the
+  // deadlock flag (__deadlock) and arrives nowhere again.
+  void barrier() {
+    if (!barrier_) return;
+    warp_lw("t1", kBars);
+    line("addi t1, t1, 1");
+    warp_sw("t1", kBars);
+    line("li t2, " + std::to_string(cfg_.warps));
+    line(vx_bar("s1", "t2"));
+    line("la t2, __wgs");
+    line("slli t3, s1, 2");
+    line("add t2, t2, t3");
+    line("lw t3, 0(t2)");
+    warp_lw("t1", kBars);
+    line("bgeu t1, t3, __deadlock");
   }
 
   // ---- structured control flow -------------------------------------------------------
@@ -1278,6 +1348,9 @@ __warp_end:
   .insn r 0x0b, 0, 0, x0, t0, x0
 # __warp_done: one thread of an ended warp; the last warp prints the outcome
 __warp_done:
+)" << departure()
+      << R"(
+__warp_gone:
   lw t2, )"
       << warp_off(kSteps) << R"((s10)
   la t1, __record + )"
@@ -1342,6 +1415,8 @@ __puthex:
 __record: .space )"
       << 4 * kRecordWords << R"(
 __ended: .word 0
+__wgs: .fill )"
+      << cfg_.workgroups << R"(, 4, 0xffffffff
 )";
     for (uint32_t i = 0; i < prog_.buffers.size(); ++i) {
       const auto& b = prog_.buffers[i];
@@ -1373,14 +1448,16 @@ __ended: .word 0
   uint32_t call_depth_ = 0;
   size_t lines_ = 0;
   uint64_t step_budget_ = kDefaultStepBudget;
+  uint32_t barriers_ = kDefaultBarriers;
+  bool barrier_ = false;  // some `bar` with several warps per workgroup
 };
 
 }  // namespace
 
-TranslateResult translate(const host::Loaded& loaded, uint64_t step_budget) {
+TranslateResult translate(const host::Loaded& loaded, const TranslateOptions& options) {
   TranslateResult r;
   try {
-    r.translation = Translator(loaded, step_budget).run();
+    r.translation = Translator(loaded, options).run();
   } catch (const Unsupported& u) {
     r.unsupported = u.reason;
   }
@@ -1457,7 +1534,7 @@ ConsoleOutcome decode_console(const exec::Program& program, const Translation& t
       return not_reproduced("a warp committed " + std::to_string(t.step_cap) +
                             " steps, its share of the runner's step budget, before max_steps " +
                             std::to_string(t.max_steps) +
-                            " (simx runs about 4,000 thread-steps a second: --step-budget)");
+                            " (simx runs 6,000 to 16,000 thread-steps a second: --step-budget)");
     case kStepCounterFull:
       return not_reproduced(
           "a warp committed 2^32 - 1 steps (max_steps is beyond the runner's "
@@ -1502,6 +1579,13 @@ ConsoleOutcome decode_console(const exec::Program& program, const Translation& t
       }
     }
     o.event = e;
+  } else if (words[kDeadlock] == 1 && o.status == exec::Status::Completed) {
+    // exec.status.deadlock, bar.exited: a warp waited at a barrier that a departed warp
+    // could not reach; the other warps ran on to their ends, as on the reference.
+    o.status = exec::Status::Deadlock;
+  } else if (words[kDeadlock] > 1) {
+    r.reason = "a deadlock flag of " + std::to_string(words[kDeadlock]);
+    return r;
   }
   size_t k = kRecordWords;
   for (const OutputBuffer& b : t.outputs) {

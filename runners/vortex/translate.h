@@ -38,10 +38,14 @@ inline constexpr uint32_t kMagicBegin = 0x5151a0a0;
 inline constexpr uint32_t kMagicEnd = 0xe0d0e0d0;
 // Words of the record, printed after kMagicBegin: events raised, then the first
 // event's code, global warp, pc, lane (0xffffffff: none), address, buffer index; then
-// the step flag (a warp reached max_steps: one of kStep*) and the steps of all warps.
+// the step flag (a warp reached max_steps: one of kStep*), the steps of all warps and
+// the deadlock flag.
 inline constexpr uint32_t kStepFlag = 7;
 inline constexpr uint32_t kStepTotal = 8;
-inline constexpr uint32_t kRecordWords = 9;
+// 1: a warp was released from a barrier that some departed warp could never have
+// reached (bar.exited): on the reference it would wait for ever.
+inline constexpr uint32_t kDeadlock = 9;
+inline constexpr uint32_t kRecordWords = 10;
 // Values of the step flag.
 inline constexpr uint32_t kStepLimitOneWarp = 1;       // exec.status.step_limit, exactly
 inline constexpr uint32_t kStepLimitSeveralWarps = 2;  // not reproduced (scheduling)
@@ -50,10 +54,10 @@ inline constexpr uint32_t kStepBudget = 4;             // the runner's step budg
 
 // The runner's step budget (--step-budget): the thread-steps (steps times the wave,
 // at least 4: simx's warps run at least 4 threads' worth) all warps together may run
-// before the launch is answered unsupported. simx runs about 4,000 such steps a second
-// (runners/vortex/README.md, "Steps"), so a launch that runs into a large max_steps
-// ends in seconds instead of running into the timeout.
-inline constexpr uint64_t kDefaultStepBudget = 40000;
+// before the launch is answered unsupported. simx runs about 6,000 to 16,000 such
+// steps a second (runners/vortex/README.md, "Steps"), so a launch that runs into a
+// large max_steps ends in seconds instead of running into the timeout.
+inline constexpr uint64_t kDefaultStepBudget = 150000;
 
 // One output buffer as printed: its index in exec::Program::buffers and its words.
 struct OutputBuffer {
@@ -77,7 +81,15 @@ struct TranslateResult {
   bool ok() const { return translation.has_value(); }
 };
 
-TranslateResult translate(const host::Loaded& loaded, uint64_t step_budget = kDefaultStepBudget);
+// simx's barrier ids (NUM_BARRIERS, compile-time; 2 in its default configuration).
+inline constexpr uint32_t kDefaultBarriers = 2;
+
+struct TranslateOptions {
+  uint64_t step_budget = kDefaultStepBudget;  // --step-budget
+  uint32_t barriers = kDefaultBarriers;       // --barriers
+};
+
+TranslateResult translate(const host::Loaded& loaded, const TranslateOptions& options = {});
 
 // How the simx run ended, read from its console output.
 struct ConsoleOutcome {
