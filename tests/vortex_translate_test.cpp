@@ -139,6 +139,15 @@ const std::vector<Case>& cases() {
        ".wave 4\n.buffer o u32[4] out\n shl v0, %lane, 2\n cmp.eq p0, %lane, 1\n if p0\n"
        " exit\n endif\n st o[v0], 5\n exit\n",
        {"beqz t1, __warp_end"}},
+      // xlane.*: ballots through the warp's scratch word (amoor), readlane and shfl
+      // from the source lane's register word, masked by exec and the range.
+      {"cross-lane",
+       ".wave 8\n.buffer o u32[8] out\n shl v0, %lane, 2\n cmp.lt p0, %lane, 3\n"
+       " ballot s0, p0\n ballot.hi s1, !p0\n vote.any p1, p0\n vote.all p2, !p0\n"
+       " readlane s2, v0, 5\n readlane s3, v0, s0\n shfl v1, v0, s0\n shfl.xor v2, v1, %lane\n"
+       " add v2, v2, s2\n st o[v0], v2\n exit\n",
+       {"amoor.w zero, t4, (t3)", "call __ballot", "li a0, 0", "sltu t3, a1, t1", "xor a1, a1, s9",
+        "mul t4, t4, t1", "and a0, a0, t3", "seqz a0, a0", "snez a0, a0"}},
       {"several warps and specials",
        ".wave 8\n.warps 3\n.buffer o u32[24] out\n mul v0, %warp, 8\n add v0, v0, %lane\n"
        " shl v0, v0, 2\n add v1, %nwarps, %wave\n add v1, v1, %exec\n st o[v0], v1\n exit\n",
@@ -177,7 +186,6 @@ TEST(VortexTranslate, LaunchShape) {
 
 TEST(VortexTranslate, RefusesWithTheReason) {
   const std::vector<std::pair<const char*, const char*>> refused = {
-      {".wave 4\n mov s0, 1\n ballot s1, pt\n exit\n", "`ballot` (not translated for Vortex yet)"},
       {".wave 4\n.buffer o u32[1] out\n atom.add v1, o[0], 1\n exit\n", "`atom.add`"},
       {".wave 4\n.warps 2\n.workgroups 3\n bar\n exit\n",
        "3 workgroups with barriers: this simx has 2 barrier ids"},
@@ -354,7 +362,7 @@ TEST(VortexRunner, BrokenSimxIsAnError) {
     EXPECT_NE(r.message.find(messages[i]), std::string::npos) << r.message;
     EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(20));
     // The process serves the next request.
-    req.program = ".wave 4\n ballot s0, pt\n exit\n";
+    req.program = ".wave 64\n exit\n";
     EXPECT_EQ(runner->run(req).kind, runners::RunResult::Kind::Unsupported);
     runner->shutdown();
   }
@@ -481,6 +489,95 @@ TEST(VortexRunner, ProgramsMatchTheReference) {
     runners::RunResult want = runners::run_reference(req);
     ASSERT_EQ(want.kind, runners::RunResult::Kind::Outcome);
     // exec.outcome: status, steps, event, output buffers.
+    EXPECT_EQ(json::dump(model::to_json(got.outcome)), json::dump(model::to_json(want.outcome)));
+    EXPECT_EQ(got.outcome.steps, want.outcome.steps);
+  }
+  runner->shutdown();
+}
+
+// xlane.*: the cross-lane instructions against the reference: partial exec in a split's
+// two sides, no active lane, inactive and out-of-range source lanes, predicates as 0/1
+// words (votes, then sel), several warps and workgroups, waves 1 and 32, exec written
+// with tmc and lanes that left a loop.
+const char* const kCrossLanePrograms[] = {
+    // every lane active: ballot (P, !P), ballot.hi = 0, votes, readlane with an immediate,
+    // an s register, out of range (8, 0xffffffff), shfl reversed and out of range, shfl.xor, vD =
+    // vA
+    ".wave 8\n.buffer a u32[8] out\n.buffer b u32[8] out\n.buffer c u32[8] out\n"
+    ".buffer s u32[8] out\n shl v0, %lane, 2\n mul v1, %lane, 11\n add v1, v1, 5\n"
+    " cmp.lt p0, %lane, 3\n ballot s0, p0\n ballot s1, !p0\n ballot.hi s2, pt\n"
+    " vote.any p1, p0\n vote.all p2, p0\n vote.all p3, pt\n cmp.gt p5, %lane, 100\n"
+    " vote.any p4, p5\n readlane s3, v1, 6\n mov s4, 2\n readlane s5, v1, s4\n"
+    " readlane s6, v1, 8\n mov s7, 0xffffffff\n readlane s7, v1, s7\n sub v2, 7, %lane\n"
+    " shfl v3, v1, v2\n shfl.xor v4, v1, 3\n add v5, %lane, 5\n shfl v6, v1, v5\n"
+    " shfl v1, v1, v5\n mov v7, 0\n sel v8, p1, 1, 0\n or v7, v7, v8\n sel v8, p2, 2, 0\n"
+    " or v7, v7, v8\n sel v8, p3, 4, 0\n or v7, v7, v8\n sel v8, p4, 8, 0\n or v7, v7, v8\n"
+    " st a[v0], v3\n st b[v0], v4\n add v6, v6, v1\n shl v7, v7, 16\n add v6, v6, v7\n"
+    " st c[v0], v6\n st s[0], s0\n st s[4], s1\n st s[8], s2\n st s[12], s3\n"
+    " st s[16], s5\n st s[20], s6\n st s[24], s7\n exit\n",
+    // partial exec in both sides of a split: inactive and out-of-range sources read 0,
+    // votes over the active lanes only, inactive lanes keep their predicate (sel after endif)
+    ".wave 8\n.buffer a u32[8] out\n.buffer s u32[8] out\n shl v0, %lane, 2\n"
+    " mul v1, %lane, 3\n add v1, v1, 1\n cmp.lt p0, %lane, 5\n pmov p3, pt\n if p0\n"
+    " cmp.ge p1, %lane, 2\n ballot s0, p1\n vote.all p2, p1\n vote.any p3, p1\n"
+    " readlane s1, v1, 6\n readlane s2, v1, 4\n add v2, %lane, 3\n shfl v3, v1, v2\n"
+    " shfl.xor v4, v1, 1\n add v3, v3, v4\n st a[v0], v3\n else\n ballot s3, pt\n"
+    " vote.all p3, !p0\n readlane s4, v1, 1\n mov s5, 7\n readlane s5, v1, s5\n"
+    " sub v2, %lane, 1\n shfl v3, v1, v2\n st a[v0], v3\n endif\n sel v5, p3, 100, 200\n"
+    " ld v6, a[v0]\n add v6, v6, v5\n st a[v0], v6\n st s[0], s0\n st s[4], s1\n"
+    " st s[8], s2\n st s[12], s3\n st s[16], s4\n st s[20], s5\n exit\n",
+    // no active lane (exec.form): ballot and readlane still write 0, vote and shfl change nothing
+    ".wave 4\n.buffer a u32[4] out\n.buffer s u32[4] out\n shl v0, %lane, 2\n"
+    " add v1, %lane, 40\n mov v3, 9\n mov s0, 11\n mov s1, 22\n mov s2, 33\n pmov p1, pt\n"
+    " pmov p2, !pt\n cmp.eq p0, %lane, 1000\n if p0\n ballot s0, pt\n ballot.hi s1, pt\n"
+    " readlane s2, v1, 0\n vote.all p1, !pt\n vote.any p2, pt\n shfl v3, v1, 0\n endif\n"
+    " sel v4, p1, 1, 0\n sel v5, p2, 2, 0\n add v4, v4, v5\n add v4, v4, v3\n"
+    " st a[v0], v4\n st s[0], s0\n st s[4], s1\n st s[8], s2\n exit\n",
+    // several warps of two workgroups: each warp's scratch words and registers are its own
+    ".wave 4\n.warps 3\n.workgroups 2\n.buffer a u32[24] out\n.buffer s u32[6] out\n"
+    " mul v0, %gwarp, 4\n add v0, v0, %lane\n shl v0, v0, 2\n mul v1, %gwarp, 100\n"
+    " add v1, v1, %lane\n add v2, %lane, 1\n and v2, v2, 3\n shfl v3, v1, v2\n"
+    " shfl.xor v4, v3, 2\n cmp.le p0, %lane, %warp\n ballot s0, p0\n mov s2, %warp\n"
+    " readlane s1, v4, s2\n vote.all p1, p0\n sel v5, p1, 1000, 0\n add v4, v4, v5\n"
+    " shl v6, s0, 16\n add v4, v4, v6\n add v4, v4, s1\n st a[v0], v4\n shl v7, %gwarp, 2\n"
+    " cmp.eq p2, %lane, 0\n if p2\n st s[v7], s0\n endif\n exit\n",
+    // wave 1: lane 0 only; lane 1 is out of range
+    ".wave 1\n.buffer s u32[8] out\n mov v1, 77\n ballot s0, pt\n ballot.hi s1, pt\n"
+    " vote.any p0, pt\n vote.all p1, !pt\n readlane s2, v1, 0\n readlane s3, v1, 1\n"
+    " shfl v2, v1, 0\n shfl.xor v3, v1, 1\n shfl v4, v1, %lane\n sel v5, p0, 1, 0\n"
+    " sel v6, p1, 2, 0\n add v5, v5, v6\n st s[0], s0\n st s[4], s1\n st s[8], s2\n"
+    " st s[12], s3\n st s[16], v2\n st s[20], v3\n st s[24], v4\n st s[28], v5\n exit\n",
+    // wave 32: ballot of the odd lanes, ballot.hi, readlane 31 and 32, shfl.xor 31 and 32, a split
+    ".wave 32\n.buffer a u32[32] out\n.buffer s u32[4] out\n shl v0, %lane, 2\n"
+    " mul v1, %lane, 7\n and v2, %lane, 1\n cmp.eq p0, v2, 1\n ballot s0, p0\n"
+    " ballot.hi s1, pt\n readlane s2, v1, 31\n mov s3, 32\n readlane s3, v1, s3\n"
+    " shfl.xor v3, v1, 31\n shfl.xor v4, v1, 32\n add v3, v3, v4\n cmp.lt p1, %lane, 20\n"
+    " if p1\n mov v5, %lane\n add v5, v5, 13\n shfl v6, v1, v5\n vote.all p2, p1\n"
+    " sel v7, p2, 5000, 0\n add v6, v6, v7\n add v3, v3, v6\n endif\n st a[v0], v3\n"
+    " st s[0], s0\n st s[4], s1\n st s[8], s2\n st s[12], s3\n exit\n",
+    // exec written (tmc) to a sparse mask; lanes leaving a loop (pred) before the cross-lane reads
+    ".wave 8\n.buffer a u32[8] out\n.buffer s u32[4] out\n shl v0, %lane, 2\n"
+    " mul v1, %lane, 5\n mov %exec, 0xa5\n ballot s0, pt\n shfl.xor v2, v1, 1\n"
+    " shfl v3, v1, 7\n add v2, v2, v3\n readlane s1, v1, 5\n readlane s2, v1, 6\n"
+    " mov %exec, 0xff\n st a[v0], v2\n mov v4, 0\n mov v5, 0\n loop\n add v4, v4, 1\n"
+    " cmp.ge p0, v4, %lane\n break p0\n ballot s3, pt\n add v5, v5, s3\n shfl v6, v4, 7\n"
+    " add v5, v5, v6\n endloop\n ld v7, a[v0]\n shl v5, v5, 8\n add v7, v7, v5\n"
+    " st a[v0], v7\n st s[0], s0\n st s[4], s1\n st s[8], s2\n st s[12], s3\n exit\n",
+};
+
+TEST(VortexRunner, CrossLaneMatchesTheReference) {
+  SKIP_WITHOUT_SIMX();
+  auto runner = vortex_runner();
+  ASSERT_TRUE(runner);
+  for (const char* program : kCrossLanePrograms) {
+    SCOPED_TRACE(program);
+    runners::RunRequest req;
+    req.program = program;
+    runners::RunResult got = runner->run(req);
+    ASSERT_EQ(got.kind, runners::RunResult::Kind::Outcome) << got.message << got.stderr_text;
+    runners::RunResult want = runners::run_reference(req);
+    ASSERT_EQ(want.kind, runners::RunResult::Kind::Outcome);
+    EXPECT_EQ(want.outcome.status, "completed");
     EXPECT_EQ(json::dump(model::to_json(got.outcome)), json::dump(model::to_json(want.outcome)));
     EXPECT_EQ(got.outcome.steps, want.outcome.steps);
   }

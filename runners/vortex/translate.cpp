@@ -33,6 +33,10 @@ enum class Lowering {
   Load,        // `rv` of `bytes` after mem.check
   Store,       // `rv` of `bytes` after mem.check
   Exit,        // the live mask less the active threads; tmc
+  Ballot,      // xlane.ballot: __ballot masked by exec (kHi: bits 32-63, 0 at wave <= 32)
+  Vote,        // xlane.vote: __ballot of the active lanes (kAll: equal to exec, else not 0)
+  ReadLane,    // xlane.readlane: lane L's register word, 0 if inactive or out of range
+  Shuffle,     // xlane.shfl: the source lane's register word (kXor: own lane xor B)
   Nop,         // nothing
   Inlined,     // call, ret: the callee's statements inlined at each call (context())
   Barrier,     // bar: Vortex's `bar id, count` (barrier())
@@ -40,7 +44,7 @@ enum class Lowering {
   Never,       // not expressible by this design (raw branches, traps, preemption, regions)
 };
 
-enum : uint8_t { kSwap = 1, kNot = 2, kMax = 4 };
+enum : uint8_t { kSwap = 1, kNot = 2, kMax = 4, kHi = 8, kAll = 16, kXor = 32 };
 
 struct Mapping {
   Lowering how = Lowering::Never;
@@ -103,14 +107,15 @@ Mapping mapping(Op op) {
     case Op::St16:    return {L::Store, "sh", 0, 2};
     case Op::Exit:    return {L::Exit};
     case Op::Nop:     return {L::Nop};
-    // Cross-lane, atomics, barriers, calls: planned (README, "Not done").
-    case Op::Ballot:
-    case Op::BallotHi:
-    case Op::VoteAny:
-    case Op::VoteAll:
-    case Op::ReadLane:
-    case Op::Shfl:
-    case Op::ShflXor:
+    // xlane.*: this simx has no vote or shuffle instruction; through memory (xlane()).
+    case Op::Ballot:   return {L::Ballot};
+    case Op::BallotHi: return {L::Ballot, "", kHi};
+    case Op::VoteAny:  return {L::Vote};
+    case Op::VoteAll:  return {L::Vote, "", kAll};
+    case Op::ReadLane: return {L::ReadLane};
+    case Op::Shfl:     return {L::Shuffle};
+    case Op::ShflXor:  return {L::Shuffle, "", kXor};
+    // Atomics, barriers: planned (README, "Not done").
     case Op::AtomAdd:
     case Op::AtomSub:
     case Op::AtomMin:
@@ -730,6 +735,12 @@ class Translator {
       case Lowering::Exit:
         exit_();
         return;
+      case Lowering::Ballot:
+      case Lowering::Vote:
+      case Lowering::ReadLane:
+      case Lowering::Shuffle:
+        xlane(in, m);
+        return;
       case Lowering::Nop:
         return;
       case Lowering::Barrier:
@@ -784,6 +795,10 @@ class Translator {
       case Lowering::Load:
       case Lowering::Store:
       case Lowering::Exit:
+      case Lowering::Ballot:
+      case Lowering::Vote:
+      case Lowering::ReadLane:
+      case Lowering::Shuffle:
       case Lowering::Nop:
       case Lowering::Barrier:
       case Lowering::Inlined:
@@ -980,6 +995,112 @@ class Translator {
     warp_lw("t1", kBars);
     line("bgeu t1, t3, __deadlock");
   }
+
+  // ---- cross-lane (xlane.*) ----------------------------------------------------------
+  //
+  // This simx has no vote or shuffle instruction (custom-0 funct7 1 aborts), so the
+  // lanes meet in memory. The threads of a warp execute each instruction one after the
+  // other in lane order and the warp's instructions one at a time, so what every
+  // running thread stored in one instruction is there for all of them at the next;
+  // other warps never touch the words used (per warp: s10; per thread: s11).
+  // Ballot and vote: __ballot (each thread clears, then `amoor`s its bit into, the
+  // warp's scratch word). readlane and shfl read the source lane's vector register
+  // where it lives, its thread's word of the per-thread area (the vector registers
+  // are kept in memory, "Registers in memory"): the whole instruction's loads come
+  // before its stores, so vD may be vA; a source lane that is out of range or
+  // inactive (xlane.inactive: its word may hold anything) reads as 0, branch-free.
+  void xlane(const Insn& in, const Mapping& m) {
+    switch (m.how) {
+      case Lowering::Ballot:
+        // xlane.ballot: a scalar destination, whatever exec is (empty: 0, exec.form).
+        if (m.flags & kHi) {
+          line("li a0, 0");  // bits 32-63: no lane at 32 or above (wave <= 32)
+        } else {
+          load_pred(in.pa, in.na, "a0");
+          ballot();  // the running threads with P
+          special(isa::Special::Exec, "a1");
+          line("and a0, a0, a1");
+        }
+        store_dst(in, "a0");
+        return;
+      case Lowering::Vote: {
+        // xlane.vote: active lanes only; nothing changes with no active lane.
+        const std::string skip = guard_begin();
+        load_pred(in.pa, in.na, "a0");
+        ballot();  // the active lanes with P (exec is the thread mask: not empty)
+        if (m.flags & kAll) {
+          line(std::string("csrr t1, ") + kCsrTmask);
+          line("xor a0, a0, t1");
+          line("seqz a0, a0");
+        } else {
+          line("snez a0, a0");
+        }
+        store_dst(in, "a0");
+        label(skip);
+        return;
+      }
+      case Lowering::ReadLane:
+        // xlane.readlane: a scalar destination and a uniform L, whatever exec is.
+        load_src(in.b, "a1");
+        special(isa::Special::Exec, "a2");
+        source_lane(in);
+        store_dst(in, "a0");
+        return;
+      case Lowering::Shuffle: {
+        // xlane.shfl: i = B (unsigned), or own lane xor B, per active lane.
+        const std::string skip = guard_begin();
+        load_src(in.b, "a1");
+        if (m.flags & kXor) line("xor a1, a1, s9");
+        line(std::string("csrr a2, ") + kCsrTmask);  // exec (not empty here)
+        source_lane(in);
+        store_dst(in, "a0");
+        label(skip);
+        return;
+      }
+      case Lowering::Unary:
+      case Lowering::Binary:
+      case Lowering::Divide:
+      case Lowering::MinMax:
+      case Lowering::Compare:
+      case Lowering::Equal:
+      case Lowering::Select:
+      case Lowering::PredOp:
+      case Lowering::Load:
+      case Lowering::Store:
+      case Lowering::Exit:
+      case Lowering::Nop:
+      case Lowering::Barrier:
+      case Lowering::Inlined:
+      case Lowering::NotInSlice:
+      case Lowering::Never:
+        break;
+    }
+    throw Unsupported{"`" + mnemonic(in.op) + "` is not a cross-lane instruction"};
+  }
+
+  // a1 = source lane i, a2 = exec -> a0 = lane i's value of vA if i < wave and lane i
+  // is in exec, else 0 (xlane.inactive). Branch-free: an invalid i reads lane 0's word
+  // (this thread's own lane's row less its lane) and is masked to 0.
+  void source_lane(const Insn& in) {
+    if (in.a.kind != SrcKind::VReg)
+      throw Unsupported{"a cross-lane source that is not a v register"};
+    line("li t1, " + std::to_string(cfg_.wave));
+    line("sltu t3, a1, t1");  // i < wave (unsigned)
+    line("srl t4, a2, a1");   // bit i of exec (i < 32 when it counts)
+    line("andi t4, t4, 1");
+    line("and t3, t3, t4");
+    line("neg t3, t3");      // all ones if valid
+    line("and a1, a1, t3");  // i, or 0
+    line("sub t4, a1, s9");  // rows from this thread's
+    line("li t1, " + std::to_string(thread_bytes()));
+    line("mul t4, t4, t1");
+    line("add t4, t4, s11");
+    mem("lw", "a0", 4 * in.a.index, "t4");
+    line("and a0, a0, t3");
+  }
+
+  // Bytes of one thread's area: its vector registers, then its predicate words.
+  uint32_t thread_bytes() const { return 4 * (cfg_.vregs + isa::kNumPreds); }
 
   // ---- structured control flow -------------------------------------------------------
 
@@ -1231,7 +1352,7 @@ class Translator {
   std::string assemble(const Translation& t) {
     std::ostringstream o;
     const uint32_t full = cfg_.wave == 32 ? 0xffffffffu : (1u << cfg_.wave) - 1;
-    const uint32_t thread_bytes = 4 * (cfg_.vregs + isa::kNumPreds);
+    const uint32_t thread_bytes = this->thread_bytes();
     const uint32_t warp_bytes = 4 * (cfg_.sregs + kWarpWords + next_id_ * kFrameWords);
     o << "# simtspec program translated by runners/vortex/translate.cpp: wave " << cfg_.wave
       << ", warps " << cfg_.warps << ", workgroups " << cfg_.workgroups << "\n"
