@@ -35,11 +35,21 @@ enum class Lowering {
   Exit,        // the live mask less the active threads; tmc
   Nop,         // nothing
   Inlined,     // call, ret: the callee's statements inlined at each call (context())
+  AtomLane,    // atom.*: `rv` (an RV32A AMO) by every active thread at once (atomic())
+  AtomWarp,    // watom.*: `rv` by the lowest active thread alone (atomic())
   NotInSlice,  // not translated yet (runners/vortex/README.md, "Not done")
   Never,       // not expressible by this design (raw branches, traps, preemption, regions)
 };
 
-enum : uint8_t { kSwap = 1, kNot = 2, kMax = 4 };
+enum : uint8_t {
+  kSwap = 1,
+  kNot = 2,
+  kMax = 4,
+  kNegate = 8,   // atomics: the operand is negated (sub = amoadd of -A)
+  kLockOp = 16,  // atom.lock: operand 1, D = (old == 0)
+  kUnlock = 32,  // atom.unlock: operand 0, D = (old != 0)
+  kCasOp = 64,   // atom.cas: no AMO; one thread at a time (atomic())
+};
 
 struct Mapping {
   Lowering how = Lowering::Never;
@@ -102,7 +112,37 @@ Mapping mapping(Op op) {
     case Op::St16:    return {L::Store, "sh", 0, 2};
     case Op::Exit:    return {L::Exit};
     case Op::Nop:     return {L::Nop};
-    // Cross-lane, atomics, barriers, calls: planned (README, "Not done").
+    // atom.ops with Vortex's RV32A AMOs (atom.lane, atom.warp). atom.lock: amomaxu of 1
+    // sets a 0 word to 1 and leaves any nonzero word unchanged; atom.unlock: amoswap of
+    // 0. RV32A has no CAS: atom.cas is lr.w/sc.w (buffers) or a plain load and store
+    // (slm), one thread at a time.
+    case Op::AtomAdd:     return {L::AtomLane, "amoadd.w"};
+    case Op::AtomSub:     return {L::AtomLane, "amoadd.w", kNegate};
+    case Op::AtomMin:     return {L::AtomLane, "amomin.w"};
+    case Op::AtomMax:     return {L::AtomLane, "amomax.w"};
+    case Op::AtomMinU:    return {L::AtomLane, "amominu.w"};
+    case Op::AtomMaxU:    return {L::AtomLane, "amomaxu.w"};
+    case Op::AtomAnd:     return {L::AtomLane, "amoand.w"};
+    case Op::AtomOr:      return {L::AtomLane, "amoor.w"};
+    case Op::AtomXor:     return {L::AtomLane, "amoxor.w"};
+    case Op::AtomXchg:    return {L::AtomLane, "amoswap.w"};
+    case Op::AtomCas:     return {L::AtomLane, "", kCasOp};
+    case Op::AtomLock:    return {L::AtomLane, "amomaxu.w", kLockOp};
+    case Op::AtomUnlock:  return {L::AtomLane, "amoswap.w", kUnlock};
+    case Op::WatomAdd:    return {L::AtomWarp, "amoadd.w"};
+    case Op::WatomSub:    return {L::AtomWarp, "amoadd.w", kNegate};
+    case Op::WatomMin:    return {L::AtomWarp, "amomin.w"};
+    case Op::WatomMax:    return {L::AtomWarp, "amomax.w"};
+    case Op::WatomMinU:   return {L::AtomWarp, "amominu.w"};
+    case Op::WatomMaxU:   return {L::AtomWarp, "amomaxu.w"};
+    case Op::WatomAnd:    return {L::AtomWarp, "amoand.w"};
+    case Op::WatomOr:     return {L::AtomWarp, "amoor.w"};
+    case Op::WatomXor:    return {L::AtomWarp, "amoxor.w"};
+    case Op::WatomXchg:   return {L::AtomWarp, "amoswap.w"};
+    case Op::WatomCas:    return {L::AtomWarp, "", kCasOp};
+    case Op::WatomLock:   return {L::AtomWarp, "amomaxu.w", kLockOp};
+    case Op::WatomUnlock: return {L::AtomWarp, "amoswap.w", kUnlock};
+    // Cross-lane, barriers: planned (README, "Not done").
     case Op::Ballot:
     case Op::BallotHi:
     case Op::VoteAny:
@@ -110,32 +150,6 @@ Mapping mapping(Op op) {
     case Op::ReadLane:
     case Op::Shfl:
     case Op::ShflXor:
-    case Op::AtomAdd:
-    case Op::AtomSub:
-    case Op::AtomMin:
-    case Op::AtomMax:
-    case Op::AtomMinU:
-    case Op::AtomMaxU:
-    case Op::AtomAnd:
-    case Op::AtomOr:
-    case Op::AtomXor:
-    case Op::AtomXchg:
-    case Op::AtomCas:
-    case Op::AtomLock:
-    case Op::AtomUnlock:
-    case Op::WatomAdd:
-    case Op::WatomSub:
-    case Op::WatomMin:
-    case Op::WatomMax:
-    case Op::WatomMinU:
-    case Op::WatomMaxU:
-    case Op::WatomAnd:
-    case Op::WatomOr:
-    case Op::WatomXor:
-    case Op::WatomXchg:
-    case Op::WatomCas:
-    case Op::WatomLock:
-    case Op::WatomUnlock:
     case Op::Bar:
       return {L::NotInSlice};
     case Op::Call:
@@ -253,7 +267,10 @@ class Translator {
         t.outputs.push_back({i, (prog_.buffers[i].bytes + 3) / 4});
     }
     for (const Insn& in : prog_.insns)
-      if (isa::info(in.op).family == isa::Family::Store) t.writes_memory = true;
+      if (isa::info(in.op).family == isa::Family::Store ||
+          isa::info(in.op).family == isa::Family::AtomLane ||
+          isa::info(in.op).family == isa::Family::AtomWarp)
+        t.writes_memory = true;
     body();
     t.assembly = assemble(t);
     return t;
@@ -681,6 +698,10 @@ class Translator {
       case Lowering::Exit:
         exit_();
         return;
+      case Lowering::AtomLane:
+      case Lowering::AtomWarp:
+        atomic(in, m);
+        return;
       case Lowering::Nop:
         return;
       case Lowering::Inlined:
@@ -733,6 +754,8 @@ class Translator {
       case Lowering::Store:
       case Lowering::Exit:
       case Lowering::Nop:
+      case Lowering::AtomLane:
+      case Lowering::AtomWarp:
       case Lowering::Inlined:
       case Lowering::NotInSlice:
       case Lowering::Never:
@@ -885,6 +908,162 @@ class Translator {
       store_dst(in, "a0");
     }
     if (lanes) label(skip);
+  }
+
+  // atom.lane, atom.warp (spec/atomics.md) on a buffer or slm. simx applies one AMO to
+  // the active threads in ascending order, each getting the word its predecessor left,
+  // with no other warp in between (VORTEX-FACTS.md §11, tested): atom.lane.order and
+  // atom.step hold for the AMO forms as they are. watom.* runs the AMO on the lowest
+  // active thread alone (tmc) and gives its result to every active lane. atom.cas has no
+  // AMO: the active threads take turns in ascending order (tmc), each with lr.w/sc.w on
+  // a buffer or a plain load and store on slm (sc.w always fails on local memory); this
+  // is atomic only when no other warp exists, so it is refused with several warps.
+  void atomic(const Insn& in, const Mapping& m) {
+    const bool warp = m.how == Lowering::AtomWarp;
+    const bool cas = (m.flags & kCasOp) != 0;
+    const bool slm = in.space == exec::kSpaceSlm;
+    if (!slm && in.space >= prog_.buffers.size())
+      throw Unsupported{"a memory space other than a buffer or slm"};
+    if (slm && uint64_t{slm_stride()} * cfg_.workgroups > kLocalMemoryBytes)
+      throw Unsupported{std::to_string(cfg_.workgroups) + " x slm of " + std::to_string(cfg_.slm) +
+                        " bytes (Vortex's local memory has " + std::to_string(kLocalMemoryBytes) +
+                        " bytes per core)"};
+    if (cas && cfg_.total_warps() > 1)
+      throw Unsupported{"`" + mnemonic(in.op) +
+                        "` with several warps (RV32A has no compare-and-swap: the translation "
+                        "compares and stores one thread at a time, and on simx another warp may "
+                        "run between those instructions, so the instruction would not be one "
+                        "step, atom.step)"};
+    const uint32_t bytes = slm ? cfg_.slm : prog_.buffers[in.space].bytes;
+    uses_slm_ = uses_slm_ || slm;
+    // atom.lane, atom.warp.empty: with no active lane nothing happens.
+    const std::string skip = guard_begin();
+    if (warp) {  // atom.warp: lane l = the lowest active thread, alone
+      line(std::string("csrr s7, ") + kCsrTmask);
+      line("neg t1, s7");
+      line("and t1, t1, s7");
+      line(vx_tmc("t1"));
+    }
+    load_src(in.a, "s4");
+    line("li t1, " + hex(in.offset));
+    line("add s4, s4, t1");  // atom.address: as mem.address
+    atom_check(in, bytes, warp);
+    line(slm ? "mv t1, tp" : "la t1, buf" + std::to_string(in.space));
+    line("add s4, s4, t1");
+    // Every lane's operands are read before any lane writes vD (atom.lane.order).
+    if (m.flags & kLockOp) {
+      line("li s2, 1");  // atom.lock
+    } else if (m.flags & kUnlock) {
+      line("li s2, 0");  // atom.unlock
+    } else {
+      load_src(in.b, "s2");
+    }
+    if (m.flags & kNegate) line("neg s2, s2");  // atom.ops sub: old + (-A), wrapping
+    if (cas) load_src(in.c, "s3");
+    if (cas && !warp) {
+      // The active threads one at a time in ascending order; the lanes still to go in
+      // the warp's kPick word (each running thread reads it afresh).
+      line(std::string("csrr s7, ") + kCsrTmask);
+      warp_sw("s7", kPick);
+      const std::string next = fresh();
+      label(next);
+      warp_lw("t1", kPick);
+      line("neg t2, t1");
+      line("and t2, t2, t1");
+      line(vx_tmc("t2"));
+      warp_lw("t1", kPick);
+      line("li t2, 1");
+      line("sll t2, t2, s9");
+      line("not t2, t2");
+      line("and t1, t1, t2");
+      warp_sw("t1", kPick);
+      cas_one(slm);
+      store_dst(in, "a0");
+      warp_lw("t1", kPick);
+      line("bnez t1, " + next);
+      line(vx_tmc("s7"));
+      label(skip);
+      return;
+    }
+    if (cas) {
+      cas_one(slm);
+    } else {
+      line(std::string(m.rv) + " a0, s2, (s4)");
+      if (m.flags & kLockOp) line("seqz a0, a0");  // atom.lock: 1 = acquired
+      if (m.flags & kUnlock) line("snez a0, a0");  // atom.unlock: 1 = a lock was held
+    }
+    if (warp) {  // atom.warp: the one result to every active lane
+      warp_sw("a0", kPick);
+      line(vx_tmc("s7"));
+      warp_lw("a0", kPick);
+    }
+    store_dst(in, "a0");
+    label(skip);
+  }
+
+  // atom.ops cas for the one running thread: a0 = old; the word becomes s3 if old = s2.
+  // Its branches are uniform (one thread).
+  void cas_one(bool slm) {
+    if (slm) {  // sc.w always fails on local memory; no other warp exists (atomic())
+      line("lw a0, 0(s4)");
+      line("bne a0, s2, 1f");
+      line("sw s3, 0(s4)");
+      line("1:");
+      return;
+    }
+    line("1:");
+    line("lr.w a0, (s4)");
+    line("bne a0, s2, 2f");
+    line("sc.w t1, s3, (s4)");
+    line("bnez t1, 1b");
+    line("2:");
+  }
+
+  // atom.lane.check (every active lane; the lowest failing one raises) and
+  // atom.warp.check (`one`: the one running thread, lane l): the 4-byte access at s4
+  // (in the space of `bytes`) as mem.check, misaligned before out of bounds.
+  void atom_check(const Insn& in, uint32_t bytes, bool one) {
+    const Src& base = in.a;
+    const bool constant = base.kind == SrcKind::None || base.kind == SrcKind::Imm;
+    const uint32_t ca = (base.kind == SrcKind::Imm ? base.imm : 0u) + in.offset;
+    if (constant && ca % 4 == 0 && uint64_t{ca} + 4 <= bytes) return;
+    line("andi s5, s4, 3");
+    line("snez s5, s5");
+    if (bytes < 4) {
+      line("li s6, 1");
+    } else {
+      line("li t1, " + hex(bytes - 4));
+      line("sltu s6, t1, s4");
+    }
+    line("or s6, s6, s5");
+    const std::string ok = fresh();
+    if (one) {
+      line("beqz s6, " + ok);
+      line("mv a3, s4");
+      line("mv a2, s9");
+    } else {
+      line("mv a0, s6");
+      ballot();
+      line("beqz a0, " + ok);
+      line("call __ctz");
+      line("mv s3, a0");  // the lowest failing lane
+      line("mv a1, s5");
+      pick();
+      line("mv s5, a1");  // its misalignment
+      line("mv a0, s3");
+      line("mv a1, s4");
+      pick();
+      line("mv a3, a1");  // its address
+      line("mv a2, s3");
+    }
+    line("li a0, " + std::to_string(static_cast<uint32_t>(isa::Event::MemOutOfBounds)));
+    line("beqz s5, 1f");
+    line("li a0, " + std::to_string(static_cast<uint32_t>(isa::Event::MemMisaligned)));
+    line("1:");
+    line("li a4, " + std::to_string(in.space));
+    line("li a1, " + std::to_string(cur_pc_));
+    line("j __raise");
+    label(ok);
   }
 
   // branch.exit: the active lanes retire. If none is live any more the warp ends;
