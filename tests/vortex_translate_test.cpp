@@ -171,6 +171,12 @@ const std::vector<Case>& cases() {
        " atom.cas v1, o[0], %lane, 7\n atom.cas v2, slm[v0], v1, %lane\n exit\n",
        {"lr.w a0, (s4)", "sc.w t1, s3, (s4)", "lw a0, 0(s4)", "sw s3, 0(s4)",
         ".insn r 0x0b, 0, 0, x0, t2, x0"}},
+      // with several warps every memory access takes the lock (amoswap.w spin, alone)
+      {"compare and swap with several warps",
+       ".wave 4\n.warps 2\n.buffer o u32[4] inout\n ld v1, o[0]\n atom.cas v1, o[4], v1, 7\n"
+       " st o[8], v1\n exit\n",
+       {"la t1, __mem_lock", "amoswap.w t2, t2, (t1)", ".insn r 0x0b, 0, 0, x0, a5, x0",
+        "sw zero, 0(t1)"}},
   };
   return c;
 }
@@ -201,10 +207,6 @@ TEST(VortexTranslate, LaunchShape) {
 TEST(VortexTranslate, RefusesWithTheReason) {
   const std::vector<std::pair<const char*, const char*>> refused = {
       {".wave 4\n mov s0, 1\n ballot s1, pt\n exit\n", "`ballot` (not translated for Vortex yet)"},
-      {".wave 4\n.warps 2\n.buffer o u32[1] inout\n atom.cas v1, o[0], 0, 1\n exit\n",
-       "`atom.cas` with several warps"},
-      {".wave 4\n.workgroups 2\n.slm 8\n watom.cas v1, slm[0], 0, 1\n exit\n",
-       "`watom.cas` with several warps"},
       {".wave 4\n.warps 2\n bar\n exit\n", "`bar`"},
       {".wave 4\nl:\n cbr pt, l\n exit\n", "`cbr` (raw branch primitives"},
       {".wave 64\n exit\n", "wave 64"},
@@ -511,6 +513,15 @@ const char* const kAtomicPrograms[] = {
     " atom.cas v1, w[0], 3, 9\n atom.cas v2, w[4], 3, 9\n atom.cas v3, slm[0], 0, 5\n"
     " atom.lock v4, slm[0]\n atom.unlock v5, slm[0]\n watom.xor v6, w[4], 6\n st r[0], v1\n"
     " st r[4], v2\n st r[8], v3\n st r[12], v4\n st r[16], v5\n st r[20], v6\n exit\n",
+    // atom.step for a compare-and-swap among several warps: warp 0's lanes all swap 0 for
+    // 1 while the other warps store 0 to the word; the instruction being one step, lane
+    // 0 alone succeeds each time (a store between two lanes' turns would let a second
+    // one succeed), whatever the order of the warps
+    ".wave 8\n.warps 3\n.buffer w u32[1] inout\n.buffer c u32[12] out\n mov v9, 0\n"
+    " cmp.eq p1, %warp, 0\n if p1\n loop\n atom.xchg v1, w[0], 0\n atom.cas v3, w[0], 0, 1\n"
+    " cmp.eq p2, v3, 0\n sel v4, p2, 1, 0\n shl v5, v9, 2\n atom.add v6, c[v5], v4\n"
+    " add v9, v9, 1\n cmp.ge p3, v9, 12\n break p3\n endloop\n else\n loop\n st w[0], 0\n"
+    " add v9, v9, 1\n cmp.ge p3, v9, 40\n break p3\n endloop\n endif\n exit\n",
     // events: out of bounds at lane 3 (no lane acts), misaligned at the lowest failing
     // active lane, the warp form's lane l in slm, compare-and-swap misaligned
     ".wave 4\n.buffer o u32[4] inout = 1, 2, 3, 4\n shl v0, %lane, 2\n add v1, v0, 4\n"
@@ -524,6 +535,20 @@ const char* const kAtomicPrograms[] = {
     // an empty exec: nothing accessed, no event
     ".wave 4\n.buffer o u32[1] inout\n cmp.gt p0, %lane, 9\n if p0\n atom.add v1, o[64], 1\n"
     " watom.cas v1, o[3], 0, 1\n endif\n st o[0], 5\n exit\n",
+};
+
+// Compare-and-swap with several warps contending, every access under the lock: retry
+// loops whose buffers do not depend on the order of the warps (a chain of increments
+// by every lane, one slm lock winner, tickets in a bitmap; one warp-wide increment per
+// warp). Their steps do (the retries), so steps are not compared.
+const char* const kContendedCas[] = {
+    ".wave 8\n.warps 3\n.slm 8\n.buffer w u32[4] inout\n.buffer bm u32[1] out\n"
+    " mov v5, 0\n loop\n ld v1, w[0]\n add v2, v1, 1\n atom.cas v3, w[0], v1, v2\n"
+    " cmp.eq p0, v3, v1\n break p0\n endloop\n atom.lock v4, slm[0]\n atom.add v6, w[4], v4\n"
+    " watom.cas v7, w[8], 0, 5\n shl v8, 1, v3\n atom.or v9, bm[0], v8\n exit\n",
+    ".wave 4\n.warps 4\n.buffer w u32[2] inout\n loop\n ld v1, w[0]\n add v2, v1, %lane\n"
+    " add v2, v2, 1\n watom.cas v3, w[0], v1, v2\n cmp.eq p0, v3, v1\n break p0\n endloop\n"
+    " atom.add v4, w[4], 1\n exit\n",
 };
 
 TEST(VortexRunner, AtomicsMatchTheReference) {
@@ -540,6 +565,17 @@ TEST(VortexRunner, AtomicsMatchTheReference) {
     ASSERT_EQ(want.kind, runners::RunResult::Kind::Outcome);
     EXPECT_EQ(json::dump(model::to_json(got.outcome)), json::dump(model::to_json(want.outcome)));
     EXPECT_EQ(got.outcome.steps, want.outcome.steps);
+  }
+  for (const char* program : kContendedCas) {
+    SCOPED_TRACE(program);
+    runners::RunRequest req;
+    req.program = program;
+    runners::RunResult got = runner->run(req);
+    ASSERT_EQ(got.kind, runners::RunResult::Kind::Outcome) << got.message << got.stderr_text;
+    runners::RunResult want = runners::run_reference(req);
+    ASSERT_EQ(want.kind, runners::RunResult::Kind::Outcome);
+    got.outcome.steps = want.outcome.steps;
+    EXPECT_EQ(json::dump(model::to_json(got.outcome)), json::dump(model::to_json(want.outcome)));
   }
   runner->shutdown();
 }

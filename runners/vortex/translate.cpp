@@ -271,6 +271,9 @@ class Translator {
           isa::info(in.op).family == isa::Family::AtomLane ||
           isa::info(in.op).family == isa::Family::AtomWarp)
         t.writes_memory = true;
+    // A compare-and-swap with several warps: every memory access takes the lock (lock()).
+    for (const Insn& in : prog_.insns)
+      if ((mapping(in.op).flags & kCasOp) && cfg_.total_warps() > 1) mem_lock_ = true;
     body();
     t.assembly = assemble(t);
     return t;
@@ -896,6 +899,7 @@ class Translator {
       line("j __raise");
       label(ok);
     }
+    if (mem_lock_) lock();
     line(slm ? "mv t1, tp" : "la t1, buf" + std::to_string(in.space));  // tp: the workgroup's slm
     line("add s4, s4, t1");
     if (store) {
@@ -907,6 +911,7 @@ class Translator {
       line(std::string(op) + " a0, 0(s4)");
       store_dst(in, "a0");
     }
+    if (mem_lock_) unlock();
     if (lanes) label(skip);
   }
 
@@ -916,8 +921,9 @@ class Translator {
   // atom.step hold for the AMO forms as they are. watom.* runs the AMO on the lowest
   // active thread alone (tmc) and gives its result to every active lane. atom.cas has no
   // AMO: the active threads take turns in ascending order (tmc), each with lr.w/sc.w on
-  // a buffer or a plain load and store on slm (sc.w always fails on local memory); this
-  // is atomic only when no other warp exists, so it is refused with several warps.
+  // a buffer or a plain load and store on slm (sc.w always fails on local memory). Those
+  // turns are one step only if no other warp touches memory meanwhile: with several
+  // warps every memory access of the program takes one lock (lock()).
   void atomic(const Insn& in, const Mapping& m) {
     const bool warp = m.how == Lowering::AtomWarp;
     const bool cas = (m.flags & kCasOp) != 0;
@@ -928,12 +934,6 @@ class Translator {
       throw Unsupported{std::to_string(cfg_.workgroups) + " x slm of " + std::to_string(cfg_.slm) +
                         " bytes (Vortex's local memory has " + std::to_string(kLocalMemoryBytes) +
                         " bytes per core)"};
-    if (cas && cfg_.total_warps() > 1)
-      throw Unsupported{"`" + mnemonic(in.op) +
-                        "` with several warps (RV32A has no compare-and-swap: the translation "
-                        "compares and stores one thread at a time, and on simx another warp may "
-                        "run between those instructions, so the instruction would not be one "
-                        "step, atom.step)"};
     const uint32_t bytes = slm ? cfg_.slm : prog_.buffers[in.space].bytes;
     uses_slm_ = uses_slm_ || slm;
     // atom.lane, atom.warp.empty: with no active lane nothing happens.
@@ -948,6 +948,7 @@ class Translator {
     line("li t1, " + hex(in.offset));
     line("add s4, s4, t1");  // atom.address: as mem.address
     atom_check(in, bytes, warp);
+    if (mem_lock_) lock();
     line(slm ? "mv t1, tp" : "la t1, buf" + std::to_string(in.space));
     line("add s4, s4, t1");
     // Every lane's operands are read before any lane writes vD (atom.lane.order).
@@ -982,6 +983,7 @@ class Translator {
       warp_lw("t1", kPick);
       line("bnez t1, " + next);
       line(vx_tmc("s7"));
+      if (mem_lock_) unlock();
       label(skip);
       return;
     }
@@ -992,6 +994,7 @@ class Translator {
       if (m.flags & kLockOp) line("seqz a0, a0");  // atom.lock: 1 = acquired
       if (m.flags & kUnlock) line("snez a0, a0");  // atom.unlock: 1 = a lock was held
     }
+    if (mem_lock_) unlock();
     if (warp) {  // atom.warp: the one result to every active lane
       warp_sw("a0", kPick);
       line(vx_tmc("s7"));
@@ -1001,10 +1004,34 @@ class Translator {
     label(skip);
   }
 
+  // With a compare-and-swap and several warps (mem_lock_), every load, store and atomic
+  // of every warp runs under one lock, taken after its checks (an event never holds it):
+  // the lowest active thread spins on amoswap.w of 1 alone (uniform branches), then the
+  // mask is restored; unlock stores 0. A compare-and-swap's turns, one thread at a time,
+  // are then one step with respect to every other access (atom.step). a5, t1, t2.
+  void lock() {
+    line(std::string("csrr a5, ") + kCsrTmask);
+    line("neg t1, a5");
+    line("and t1, t1, a5");
+    line(vx_tmc("t1"));
+    line("la t1, __mem_lock");
+    line("1:");
+    line("li t2, 1");
+    line("amoswap.w t2, t2, (t1)");
+    line("bnez t2, 1b");
+    line(vx_tmc("a5"));
+  }
+  void unlock() {
+    line("la t1, __mem_lock");
+    line("sw zero, 0(t1)");
+  }
+
   // atom.ops cas for the one running thread: a0 = old; the word becomes s3 if old = s2.
   // Its branches are uniform (one thread).
   void cas_one(bool slm) {
-    if (slm) {  // sc.w always fails on local memory; no other warp exists (atomic())
+    // sc.w always fails on local memory; under the lock no other warp touches the
+    // program's memory, but the spinning warps' amoswap would clear the reservation.
+    if (slm || mem_lock_) {
       line("lw a0, 0(s4)");
       line("bne a0, s2, 1f");
       line("sw s3, 0(s4)");
@@ -1512,6 +1539,7 @@ __puthex:
 __record: .space )"
       << 4 * kRecordWords << R"(
 __ended: .word 0
+__mem_lock: .word 0
 )";
     for (uint32_t i = 0; i < prog_.buffers.size(); ++i) {
       const auto& b = prog_.buffers[i];
@@ -1539,7 +1567,8 @@ __ended: .word 0
   uint32_t next_id_ = 0;
   uint32_t labels_ = 0;
   bool uses_slm_ = false;
-  size_t ctx_base_ = 0;  // frames_ of the contexts that called this one
+  bool mem_lock_ = false;  // every memory access under __mem_lock (lock())
+  size_t ctx_base_ = 0;    // frames_ of the contexts that called this one
   uint32_t call_depth_ = 0;
   size_t lines_ = 0;
 };
