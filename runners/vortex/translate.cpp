@@ -114,8 +114,8 @@ Mapping mapping(Op op) {
     case Op::Nop:     return {L::Nop};
     // atom.ops with Vortex's RV32A AMOs (atom.lane, atom.warp). atom.lock: amomaxu of 1
     // sets a 0 word to 1 and leaves any nonzero word unchanged; atom.unlock: amoswap of
-    // 0. RV32A has no CAS: atom.cas is lr.w/sc.w (buffers) or a plain load and store
-    // (slm), one thread at a time.
+    // 0. RV32A has no CAS: atom.cas is lr.w/sc.w (buffers, one warp) or a plain load
+    // and store (slm, or under the lock of several warps), one thread at a time.
     case Op::AtomAdd:     return {L::AtomLane, "amoadd.w"};
     case Op::AtomSub:     return {L::AtomLane, "amoadd.w", kNegate};
     case Op::AtomMin:     return {L::AtomLane, "amomin.w"};
