@@ -157,6 +157,41 @@ const std::vector<Case>& cases() {
        " add v0, s0, %lane\n shl v0, v0, 2\n bar\n st o[v0], 1\n exit\n",
        {".insn r 0x0b, 4, 0, x0, s1, t2", "amominu.w zero, t1, (t2)", "bgeu t1, t3, __deadlock",
         "__wgs: .fill 2, 4, 0xffffffff"}},
+      // atom.lane, atom.ops: one RV32A AMO per instruction (sub: amoadd of -A; lock:
+      // amomaxu of 1; unlock: amoswap of 0), the checks of atom.lane.check
+      {"atomics per lane",
+       ".wave 4\n.buffer o u32[4] inout\n shl v0, %lane, 2\n atom.add v1, o[0], 1\n"
+       " atom.sub v1, o[v0], v1\n atom.min v1, o[4], v1\n atom.max v1, o[4], v1\n"
+       " atom.min.u v1, o[4], v1\n atom.max.u v1, o[4], v1\n atom.and v1, o[8], v1\n"
+       " atom.or v1, o[8], v1\n atom.xor v1, o[8], v1\n atom.xchg v1, o[12], v1\n"
+       " atom.lock v2, o[12]\n atom.unlock v2, o[v0]\n exit\n",
+       {"amoadd.w a0, s2, (s4)", "neg s2, s2", "amomin.w", "amomax.w", "amominu.w", "amomaxu.w",
+        "amoand.w", "amoor.w", "amoxor.w", "amoswap.w", "seqz a0, a0", "snez a0, a0",
+        "call __ctz"}},
+      // atom.warp: the lowest active thread alone (tmc), its result to every lane
+      {"atomics per warp",
+       ".wave 4\n.slm 8\n.buffer o u32[4] inout\n shl v0, %lane, 2\n watom.add v1, o[v0], 1\n"
+       " watom.sub v1, slm[v0], v1\n watom.min v1, o[4], v1\n watom.max v1, o[4], v1\n"
+       " watom.min.u v1, o[4], v1\n watom.max.u v1, o[4], v1\n watom.and v1, o[8], v1\n"
+       " watom.or v1, o[8], v1\n watom.xor v1, slm[4], v1\n watom.xchg v1, o[12], v1\n"
+       " watom.lock v2, o[12]\n watom.unlock v2, o[v0]\n watom.cas v3, o[0], 1, 2\n"
+       " watom.cas v3, slm[v0], 1, 2\n exit\n",
+       {"csrr s7, 0xcc4", ".insn r 0x0b, 0, 0, x0, t1, x0", ".insn r 0x0b, 0, 0, x0, s7, x0",
+        "amoadd.w a0, s2, (s4)", "amoxor.w", "lr.w a0, (s4)", "sc.w t1, s3, (s4)", "sw s3, 0(s4)",
+        "mv a2, s9"}},
+      // atom.cas per lane, one thread at a time: lr.w/sc.w on buffers, load and store on
+      // slm
+      {"compare and swap per lane",
+       ".wave 4\n.slm 16\n.buffer o u32[4] inout\n shl v0, %lane, 2\n"
+       " atom.cas v1, o[0], %lane, 7\n atom.cas v2, slm[v0], v1, %lane\n exit\n",
+       {"lr.w a0, (s4)", "sc.w t1, s3, (s4)", "lw a0, 0(s4)", "sw s3, 0(s4)",
+        ".insn r 0x0b, 0, 0, x0, t2, x0"}},
+      // with several warps every memory access takes the lock (amoswap.w spin, alone)
+      {"compare and swap with several warps",
+       ".wave 4\n.warps 2\n.buffer o u32[4] inout\n ld v1, o[0]\n atom.cas v1, o[4], v1, 7\n"
+       " st o[8], v1\n exit\n",
+       {"la t1, __mem_lock", "amoswap.w t2, t2, (t1)", ".insn r 0x0b, 0, 0, x0, a5, x0",
+        "sw zero, 0(t1)"}},
   };
   return c;
 }
@@ -186,7 +221,6 @@ TEST(VortexTranslate, LaunchShape) {
 
 TEST(VortexTranslate, RefusesWithTheReason) {
   const std::vector<std::pair<const char*, const char*>> refused = {
-      {".wave 4\n.buffer o u32[1] out\n atom.add v1, o[0], 1\n exit\n", "`atom.add`"},
       {".wave 4\n.warps 2\n.workgroups 3\n bar\n exit\n",
        "3 workgroups with barriers: this simx has 2 barrier ids"},
       {".wave 4\nl:\n cbr pt, l\n exit\n", "`cbr` (raw branch primitives"},
@@ -580,6 +614,129 @@ TEST(VortexRunner, CrossLaneMatchesTheReference) {
     EXPECT_EQ(want.outcome.status, "completed");
     EXPECT_EQ(json::dump(model::to_json(got.outcome)), json::dump(model::to_json(want.outcome)));
     EXPECT_EQ(got.outcome.steps, want.outcome.steps);
+  }
+  runner->shutdown();
+}
+
+// Atomics (spec/atomics.md) on buffers and slm against the reference: every operation
+// per lane under a partial exec on words the lanes share (atom.lane.order), the warp
+// form with its lowest active lane and unchecked other lanes (atom.warp), several warps
+// contending on one word (atom.step: order-independent results only), compare-and-swap
+// chains at wave 32 and wave 1, the events (atom.lane.check, atom.warp.check) and an
+// empty exec (atom.warp.empty).
+const char* const kAtomicPrograms[] = {
+    // per lane, lane 2 inactive, lanes contending on each word
+    ".wave 8\n.buffer w u32[10] inout = 5, 0xf0, 0x0f, 0xff, 100, -3, 7, 9, 50, 1\n"
+    ".buffer r u32[80] out\n shl v0, %lane, 2\n sub v9, %lane, 4\n mov v1, 77\n"
+    " cmp.ne p0, %lane, 2\n if p0\n atom.add v1, w[0], %lane\n atom.or v2, w[4], v9\n"
+    " atom.xor v3, w[8], %lane\n atom.and v4, w[12], v9\n atom.max v5, w[16], v9\n"
+    " atom.min v6, w[20], v9\n atom.max.u v7, w[24], v9\n atom.min.u v8, w[28], v9\n"
+    " atom.sub v10, w[32], %lane\n atom.xchg v11, w[36], v11\n endif\n st r[v0], v1\n"
+    " st r[v0 + 32], v2\n st r[v0 + 64], v3\n st r[v0 + 96], v4\n st r[v0 + 128], v5\n"
+    " st r[v0 + 160], v6\n st r[v0 + 192], v7\n st r[v0 + 224], v8\n st r[v0 + 256], v10\n"
+    " st r[v0 + 288], v11\n exit\n",
+    // the same on slm, vD = the operand's register, per-lane words
+    ".wave 8\n.slm 32\n.buffer r u32[24] out\n shl v0, %lane, 2\n and v1, %lane, 3\n"
+    " shl v1, v1, 2\n mov v2, %lane\n cmp.ge p0, %lane, 1\n if p0\n atom.add v2, slm[v1], v2\n"
+    " atom.max v3, slm[16], %lane\n atom.lock v4, slm[20]\n atom.lock v5, slm[v1 + 16]\n"
+    " atom.unlock v6, slm[20]\n endif\n st r[v0], v2\n ld v7, slm[v1]\n add v7, v7, v3\n"
+    " st r[v0 + 32], v7\n shl v4, v4, 4\n shl v5, v5, 8\n or v4, v4, v5\n or v4, v4, v6\n"
+    " st r[v0 + 64], v4\n exit\n",
+    // per warp: lane 3 is the lowest active lane; the other lanes' addresses are out of
+    // bounds and unchecked; inactive lanes keep vD
+    ".wave 8\n.slm 16\n.buffer w u32[4] inout = 10, 0, 0, 0\n.buffer r u32[64] out\n"
+    " shl v0, %lane, 2\n mov v1, 77\n mov v2, 77\n mov v3, 77\n mov v5, 77\n mov v6, 77\n"
+    " mov v7, 77\n mov v8, 77\n cmp.ge p0, %lane, 3\n if p0\n add v4, %lane, 1\n"
+    " mul v9, %lane, 100\n sub v9, v9, 300\n watom.add v1, w[v9], v4\n"
+    " watom.xchg v2, slm[v9], v4\n watom.max v3, slm[0], %lane\n watom.lock v5, w[4]\n"
+    " watom.lock v6, w[4]\n watom.unlock v7, w[v9 + 4]\n watom.cas v8, w[8], 0, %lane\n"
+    " watom.sub v10, slm[4], v4\n watom.cas v11, slm[8], 0, v4\n endif\n st r[v0], v1\n"
+    " st r[v0 + 32], v2\n st r[v0 + 64], v3\n st r[v0 + 96], v5\n st r[v0 + 128], v6\n"
+    " st r[v0 + 160], v7\n st r[v0 + 192], v8\n ld v12, slm[4]\n ld v13, slm[8]\n"
+    " add v12, v12, v13\n add v12, v12, v10\n add v12, v12, v11\n st r[v0 + 224], v12\n"
+    " exit\n",
+    // several warps contending: a counter per lane and per warp, on a buffer and in slm;
+    // every lane's ticket is distinct (a bitmap of tickets ends full); one lock winner
+    ".wave 32\n.warps 3\n.slm 8\n.buffer w u32[4] inout\n.buffer bm u32[6] out\n"
+    " atom.add v1, w[0], 1\n watom.add v2, w[4], 1\n atom.add v3, slm[0], 1\n"
+    " atom.lock v4, w[8]\n atom.add v5, w[12], v4\n shr v6, v1, 5\n shl v6, v6, 2\n"
+    " shl v7, 1, v1\n atom.or v8, bm[v6], v7\n shr v6, v3, 5\n shl v6, v6, 2\n shl v7, 1, v3\n"
+    " atom.or v8, bm[v6 + 12], v7\n exit\n",
+    ".wave 4\n.warps 4\n.slm 4\n.buffer w u32[2] inout\n loop\n atom.add v1, w[0], %lane\n"
+    " watom.sub v2, slm[0], 1\n atom.max.u v3, w[4], v1\n cmp.ge p0, v2, -8\n break !p0\n"
+    " endloop\n exit\n",
+    // compare-and-swap chains in ascending lane order at wave 32, and at wave 1
+    ".wave 32\n.slm 8\n.buffer w u32[2] inout\n.buffer r u32[96] out\n shl v0, %lane, 2\n"
+    " add v1, %lane, 1\n atom.cas v2, w[0], %lane, v1\n atom.cas v3, slm[0], %lane, v1\n"
+    " cmp.ne p0, %lane, 0\n if p0\n atom.cas v4, w[4], 0, %lane\n endif\n st r[v0], v2\n"
+    " st r[v0 + 128], v3\n st r[v0 + 256], v4\n exit\n",
+    ".wave 1\n.slm 4\n.buffer w u32[2] inout = 3, 4\n.buffer r u32[6] out\n"
+    " atom.cas v1, w[0], 3, 9\n atom.cas v2, w[4], 3, 9\n atom.cas v3, slm[0], 0, 5\n"
+    " atom.lock v4, slm[0]\n atom.unlock v5, slm[0]\n watom.xor v6, w[4], 6\n st r[0], v1\n"
+    " st r[4], v2\n st r[8], v3\n st r[12], v4\n st r[16], v5\n st r[20], v6\n exit\n",
+    // atom.step for a compare-and-swap among several warps: warp 0's lanes all swap 0 for
+    // 1 while the other warps store 0 to the word; the instruction being one step, lane
+    // 0 alone succeeds each time (a store between two lanes' turns would let a second
+    // one succeed), whatever the order of the warps
+    ".wave 8\n.warps 3\n.buffer w u32[1] inout\n.buffer c u32[12] out\n mov v9, 0\n"
+    " cmp.eq p1, %warp, 0\n if p1\n loop\n atom.xchg v1, w[0], 0\n atom.cas v3, w[0], 0, 1\n"
+    " cmp.eq p2, v3, 0\n sel v4, p2, 1, 0\n shl v5, v9, 2\n atom.add v6, c[v5], v4\n"
+    " add v9, v9, 1\n cmp.ge p3, v9, 12\n break p3\n endloop\n else\n loop\n st w[0], 0\n"
+    " add v9, v9, 1\n cmp.ge p3, v9, 40\n break p3\n endloop\n endif\n exit\n",
+    // events: out of bounds at lane 3 (no lane acts), misaligned at the lowest failing
+    // active lane, the warp form's lane l in slm, compare-and-swap misaligned
+    ".wave 4\n.buffer o u32[4] inout = 1, 2, 3, 4\n shl v0, %lane, 2\n add v1, v0, 4\n"
+    " atom.add v2, o[v1], 1\n exit\n",
+    ".wave 4\n.buffer o u32[4] inout\n shl v0, %lane, 2\n add v1, v0, 2\n cmp.ne p0, %lane, 0\n"
+    " if p0\n atom.max v2, o[v1], 1\n endif\n exit\n",
+    ".wave 4\n.slm 8\n.buffer o u32[1] out\n shl v0, %lane, 2\n st o[0], 1\n cmp.ge p0, %lane, 2\n"
+    " if p0\n watom.xchg v1, slm[v0], 5\n endif\n exit\n",
+    ".wave 4\n.buffer o u32[4] inout\n shl v0, %lane, 2\n add v1, v0, 1\n cmp.eq p0, %lane, 3\n"
+    " if p0\n atom.cas v2, o[v1], 0, 1\n endif\n exit\n",
+    // an empty exec: nothing accessed, no event
+    ".wave 4\n.buffer o u32[1] inout\n cmp.gt p0, %lane, 9\n if p0\n atom.add v1, o[64], 1\n"
+    " watom.cas v1, o[3], 0, 1\n endif\n st o[0], 5\n exit\n",
+};
+
+// Compare-and-swap with several warps contending, every access under the lock: retry
+// loops whose buffers do not depend on the order of the warps (a chain of increments
+// by every lane, one slm lock winner, tickets in a bitmap; one warp-wide increment per
+// warp). Their steps do (the retries), so steps are not compared.
+const char* const kContendedCas[] = {
+    ".wave 8\n.warps 3\n.slm 8\n.buffer w u32[4] inout\n.buffer bm u32[1] out\n"
+    " mov v5, 0\n loop\n ld v1, w[0]\n add v2, v1, 1\n atom.cas v3, w[0], v1, v2\n"
+    " cmp.eq p0, v3, v1\n break p0\n endloop\n atom.lock v4, slm[0]\n atom.add v6, w[4], v4\n"
+    " watom.cas v7, w[8], 0, 5\n shl v8, 1, v3\n atom.or v9, bm[0], v8\n exit\n",
+    ".wave 4\n.warps 4\n.buffer w u32[2] inout\n loop\n ld v1, w[0]\n add v2, v1, %lane\n"
+    " add v2, v2, 1\n watom.cas v3, w[0], v1, v2\n cmp.eq p0, v3, v1\n break p0\n endloop\n"
+    " atom.add v4, w[4], 1\n exit\n",
+};
+
+TEST(VortexRunner, AtomicsMatchTheReference) {
+  SKIP_WITHOUT_SIMX();
+  auto runner = vortex_runner();
+  ASSERT_TRUE(runner);
+  for (const char* program : kAtomicPrograms) {
+    SCOPED_TRACE(program);
+    runners::RunRequest req;
+    req.program = program;
+    runners::RunResult got = runner->run(req);
+    ASSERT_EQ(got.kind, runners::RunResult::Kind::Outcome) << got.message << got.stderr_text;
+    runners::RunResult want = runners::run_reference(req);
+    ASSERT_EQ(want.kind, runners::RunResult::Kind::Outcome);
+    EXPECT_EQ(json::dump(model::to_json(got.outcome)), json::dump(model::to_json(want.outcome)));
+    EXPECT_EQ(got.outcome.steps, want.outcome.steps);
+  }
+  for (const char* program : kContendedCas) {
+    SCOPED_TRACE(program);
+    runners::RunRequest req;
+    req.program = program;
+    runners::RunResult got = runner->run(req);
+    ASSERT_EQ(got.kind, runners::RunResult::Kind::Outcome) << got.message << got.stderr_text;
+    runners::RunResult want = runners::run_reference(req);
+    ASSERT_EQ(want.kind, runners::RunResult::Kind::Outcome);
+    got.outcome.steps = want.outcome.steps;
+    EXPECT_EQ(json::dump(model::to_json(got.outcome)), json::dump(model::to_json(want.outcome)));
   }
   runner->shutdown();
 }

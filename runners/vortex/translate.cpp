@@ -22,34 +22,46 @@ struct Unsupported {
 // How each instruction of the table (isa/instructions.def) is lowered: one row per
 // mnemonic and no default, so a new row does not compile until it says how it maps.
 enum class Lowering {
-  Unary,       // mov, not, popc: `rv` on A (none: mov)
-  Binary,      // `rv` a0, a0, a1
-  Divide,      // `rv` after the alu.div.zero check
-  MinMax,      // `rv` (slt/sltu) and a branch-free select (kMax: the larger)
-  Compare,     // `rv` (slt/sltu, kSwap: B < A; kNot: negated) to a 0/1 predicate word
-  Equal,       // xor, then `rv` (seqz/snez)
-  Select,      // sel: branch-free mask select
-  PredOp,      // `rv` on 0/1 predicate words (none: pmov)
-  Load,        // `rv` of `bytes` after mem.check
-  Store,       // `rv` of `bytes` after mem.check
-  Exit,        // the live mask less the active threads; tmc
-  Ballot,      // xlane.ballot: __ballot masked by exec (kHi: bits 32-63, 0 at wave <= 32)
-  Vote,        // xlane.vote: __ballot of the active lanes (kAll: equal to exec, else not 0)
-  ReadLane,    // xlane.readlane: lane L's register word, 0 if inactive or out of range
-  Shuffle,     // xlane.shfl: the source lane's register word (kXor: own lane xor B)
-  Nop,         // nothing
-  Inlined,     // call, ret: the callee's statements inlined at each call (context())
-  Barrier,     // bar: Vortex's `bar id, count` (barrier())
-  NotInSlice,  // not translated yet (runners/vortex/README.md, "Not done")
-  Never,       // not expressible by this design (raw branches, traps, preemption, regions)
+  Unary,     // mov, not, popc: `rv` on A (none: mov)
+  Binary,    // `rv` a0, a0, a1
+  Divide,    // `rv` after the alu.div.zero check
+  MinMax,    // `rv` (slt/sltu) and a branch-free select (kMax: the larger)
+  Compare,   // `rv` (slt/sltu, kSwap: B < A; kNot: negated) to a 0/1 predicate word
+  Equal,     // xor, then `rv` (seqz/snez)
+  Select,    // sel: branch-free mask select
+  PredOp,    // `rv` on 0/1 predicate words (none: pmov)
+  Load,      // `rv` of `bytes` after mem.check
+  Store,     // `rv` of `bytes` after mem.check
+  Exit,      // the live mask less the active threads; tmc
+  Ballot,    // xlane.ballot: __ballot masked by exec (kHi: bits 32-63, 0 at wave <= 32)
+  Vote,      // xlane.vote: __ballot of the active lanes (kAll: equal to exec, else not 0)
+  ReadLane,  // xlane.readlane: lane L's register word, 0 if inactive or out of range
+  Shuffle,   // xlane.shfl: the source lane's register word (kXor: own lane xor B)
+  Nop,       // nothing
+  Inlined,   // call, ret: the callee's statements inlined at each call (context())
+  Barrier,   // bar: Vortex's `bar id, count` (barrier())
+  AtomLane,  // atom.*: `rv` (an RV32A AMO) by every active thread at once (atomic())
+  AtomWarp,  // watom.*: `rv` by the lowest active thread alone (atomic())
+  Never,     // not expressible by this design (raw branches, traps, preemption, regions)
 };
 
-enum : uint8_t { kSwap = 1, kNot = 2, kMax = 4, kHi = 8, kAll = 16, kXor = 32 };
+enum : uint16_t {
+  kSwap = 1,
+  kNot = 2,
+  kMax = 4,
+  kHi = 8,        // ballot.hi
+  kAll = 16,      // vote.all
+  kXor = 32,      // shfl.xor
+  kNegate = 64,   // atomics: the operand is negated (sub = amoadd of -A)
+  kLockOp = 128,  // atom.lock: operand 1, D = (old == 0)
+  kUnlock = 256,  // atom.unlock: operand 0, D = (old != 0)
+  kCasOp = 512,   // atom.cas: no AMO; one thread at a time (atomic())
+};
 
 struct Mapping {
   Lowering how = Lowering::Never;
   const char* rv = "";
-  uint8_t flags = 0;
+  uint16_t flags = 0;
   uint8_t bytes = 4;
 };
 
@@ -115,34 +127,36 @@ Mapping mapping(Op op) {
     case Op::ReadLane: return {L::ReadLane};
     case Op::Shfl:     return {L::Shuffle};
     case Op::ShflXor:  return {L::Shuffle, "", kXor};
-    // Atomics, barriers: planned (README, "Not done").
-    case Op::AtomAdd:
-    case Op::AtomSub:
-    case Op::AtomMin:
-    case Op::AtomMax:
-    case Op::AtomMinU:
-    case Op::AtomMaxU:
-    case Op::AtomAnd:
-    case Op::AtomOr:
-    case Op::AtomXor:
-    case Op::AtomXchg:
-    case Op::AtomCas:
-    case Op::AtomLock:
-    case Op::AtomUnlock:
-    case Op::WatomAdd:
-    case Op::WatomSub:
-    case Op::WatomMin:
-    case Op::WatomMax:
-    case Op::WatomMinU:
-    case Op::WatomMaxU:
-    case Op::WatomAnd:
-    case Op::WatomOr:
-    case Op::WatomXor:
-    case Op::WatomXchg:
-    case Op::WatomCas:
-    case Op::WatomLock:
-    case Op::WatomUnlock:
-      return {L::NotInSlice};
+    // atom.ops with Vortex's RV32A AMOs (atom.lane, atom.warp). atom.lock: amomaxu of 1
+    // sets a 0 word to 1 and leaves any nonzero word unchanged; atom.unlock: amoswap of
+    // 0. RV32A has no CAS: atom.cas is lr.w/sc.w (buffers, one warp) or a plain load
+    // and store (slm, or under the lock of several warps), one thread at a time.
+    case Op::AtomAdd:     return {L::AtomLane, "amoadd.w"};
+    case Op::AtomSub:     return {L::AtomLane, "amoadd.w", kNegate};
+    case Op::AtomMin:     return {L::AtomLane, "amomin.w"};
+    case Op::AtomMax:     return {L::AtomLane, "amomax.w"};
+    case Op::AtomMinU:    return {L::AtomLane, "amominu.w"};
+    case Op::AtomMaxU:    return {L::AtomLane, "amomaxu.w"};
+    case Op::AtomAnd:     return {L::AtomLane, "amoand.w"};
+    case Op::AtomOr:      return {L::AtomLane, "amoor.w"};
+    case Op::AtomXor:     return {L::AtomLane, "amoxor.w"};
+    case Op::AtomXchg:    return {L::AtomLane, "amoswap.w"};
+    case Op::AtomCas:     return {L::AtomLane, "", kCasOp};
+    case Op::AtomLock:    return {L::AtomLane, "amomaxu.w", kLockOp};
+    case Op::AtomUnlock:  return {L::AtomLane, "amoswap.w", kUnlock};
+    case Op::WatomAdd:    return {L::AtomWarp, "amoadd.w"};
+    case Op::WatomSub:    return {L::AtomWarp, "amoadd.w", kNegate};
+    case Op::WatomMin:    return {L::AtomWarp, "amomin.w"};
+    case Op::WatomMax:    return {L::AtomWarp, "amomax.w"};
+    case Op::WatomMinU:   return {L::AtomWarp, "amominu.w"};
+    case Op::WatomMaxU:   return {L::AtomWarp, "amomaxu.w"};
+    case Op::WatomAnd:    return {L::AtomWarp, "amoand.w"};
+    case Op::WatomOr:     return {L::AtomWarp, "amoor.w"};
+    case Op::WatomXor:    return {L::AtomWarp, "amoxor.w"};
+    case Op::WatomXchg:   return {L::AtomWarp, "amoswap.w"};
+    case Op::WatomCas:    return {L::AtomWarp, "", kCasOp};
+    case Op::WatomLock:   return {L::AtomWarp, "amomaxu.w", kLockOp};
+    case Op::WatomUnlock: return {L::AtomWarp, "amoswap.w", kUnlock};
     case Op::Bar:     return {L::Barrier};
     case Op::Call:
     case Op::Ret:
@@ -275,6 +289,13 @@ class Translator {
       throw Unsupported{std::to_string(cfg_.workgroups) +
                         " workgroups with barriers: this simx has " + std::to_string(barriers_) +
                         " barrier ids (its compile-time NUM_BARRIERS; --barriers)"};
+    for (const Insn& in : prog_.insns)
+      if (isa::info(in.op).family == isa::Family::AtomLane ||
+          isa::info(in.op).family == isa::Family::AtomWarp)
+        t.writes_memory = true;
+    // A compare-and-swap with several warps: every memory access takes the lock (lock()).
+    for (const Insn& in : prog_.insns)
+      if ((mapping(in.op).flags & kCasOp) && cfg_.total_warps() > 1) mem_lock_ = true;
     body();
     t.assembly = assemble(t);
     return t;
@@ -741,6 +762,10 @@ class Translator {
       case Lowering::Shuffle:
         xlane(in, m);
         return;
+      case Lowering::AtomLane:
+      case Lowering::AtomWarp:
+        atomic(in, m);
+        return;
       case Lowering::Nop:
         return;
       case Lowering::Barrier:
@@ -748,8 +773,6 @@ class Translator {
         return;
       case Lowering::Inlined:
         throw Unsupported{"`" + mnemonic(in.op) + "` outside a statement (internal)"};
-      case Lowering::NotInSlice:
-        throw Unsupported{"`" + mnemonic(in.op) + "` (not translated for Vortex yet)"};
       case Lowering::Never:
         throw Unsupported{"`" + mnemonic(in.op) +
                           "` (raw branch primitives, traps, preemption and sub-vector regions are "
@@ -801,8 +824,9 @@ class Translator {
       case Lowering::Shuffle:
       case Lowering::Nop:
       case Lowering::Barrier:
+      case Lowering::AtomLane:
+      case Lowering::AtomWarp:
       case Lowering::Inlined:
-      case Lowering::NotInSlice:
       case Lowering::Never:
         throw Unsupported{"`" + mnemonic(in.op) + "` is not an ALU instruction"};
     }
@@ -941,6 +965,7 @@ class Translator {
       line("j __raise");
       label(ok);
     }
+    if (mem_lock_) lock();
     line(slm ? "mv t1, tp" : "la t1, buf" + std::to_string(in.space));  // tp: the workgroup's slm
     line("add s4, s4, t1");
     if (store) {
@@ -952,7 +977,186 @@ class Translator {
       line(std::string(op) + " a0, 0(s4)");
       store_dst(in, "a0");
     }
+    if (mem_lock_) unlock();
     if (lanes) label(skip);
+  }
+
+  // atom.lane, atom.warp (spec/atomics.md) on a buffer or slm. simx applies one AMO to
+  // the active threads in ascending order, each getting the word its predecessor left,
+  // with no other warp in between (VORTEX-FACTS.md §11, tested): atom.lane.order and
+  // atom.step hold for the AMO forms as they are. watom.* runs the AMO on the lowest
+  // active thread alone (tmc) and gives its result to every active lane. atom.cas has no
+  // AMO: the active threads take turns in ascending order (tmc), each with lr.w/sc.w on
+  // a buffer or a plain load and store on slm (sc.w always fails on local memory). Those
+  // turns are one step only if no other warp touches memory meanwhile: with several
+  // warps every memory access of the program takes one lock (lock()).
+  void atomic(const Insn& in, const Mapping& m) {
+    const bool warp = m.how == Lowering::AtomWarp;
+    const bool cas = (m.flags & kCasOp) != 0;
+    const bool slm = in.space == exec::kSpaceSlm;
+    if (!slm && in.space >= prog_.buffers.size())
+      throw Unsupported{"a memory space other than a buffer or slm"};
+    if (slm && uint64_t{slm_stride()} * cfg_.workgroups > kLocalMemoryBytes)
+      throw Unsupported{std::to_string(cfg_.workgroups) + " x slm of " + std::to_string(cfg_.slm) +
+                        " bytes (Vortex's local memory has " + std::to_string(kLocalMemoryBytes) +
+                        " bytes per core)"};
+    const uint32_t bytes = slm ? cfg_.slm : prog_.buffers[in.space].bytes;
+    uses_slm_ = uses_slm_ || slm;
+    // atom.lane, atom.warp.empty: with no active lane nothing happens.
+    const std::string skip = guard_begin();
+    if (warp) {  // atom.warp: lane l = the lowest active thread, alone
+      line(std::string("csrr s7, ") + kCsrTmask);
+      line("neg t1, s7");
+      line("and t1, t1, s7");
+      line(vx_tmc("t1"));
+    }
+    load_src(in.a, "s4");
+    line("li t1, " + hex(in.offset));
+    line("add s4, s4, t1");  // atom.address: as mem.address
+    atom_check(in, bytes, warp);
+    if (mem_lock_) lock();
+    line(slm ? "mv t1, tp" : "la t1, buf" + std::to_string(in.space));
+    line("add s4, s4, t1");
+    // Every lane's operands are read before any lane writes vD (atom.lane.order).
+    if (m.flags & kLockOp) {
+      line("li s2, 1");  // atom.lock
+    } else if (m.flags & kUnlock) {
+      line("li s2, 0");  // atom.unlock
+    } else {
+      load_src(in.b, "s2");
+    }
+    if (m.flags & kNegate) line("neg s2, s2");  // atom.ops sub: old + (-A), wrapping
+    if (cas) load_src(in.c, "s3");
+    if (cas && !warp) {
+      // The active threads one at a time in ascending order; the lanes still to go in
+      // the warp's kPick word (each running thread reads it afresh).
+      line(std::string("csrr s7, ") + kCsrTmask);
+      warp_sw("s7", kPick);
+      const std::string next = fresh();
+      label(next);
+      warp_lw("t1", kPick);
+      line("neg t2, t1");
+      line("and t2, t2, t1");
+      line(vx_tmc("t2"));
+      warp_lw("t1", kPick);
+      line("li t2, 1");
+      line("sll t2, t2, s9");
+      line("not t2, t2");
+      line("and t1, t1, t2");
+      warp_sw("t1", kPick);
+      cas_one(slm);
+      store_dst(in, "a0");
+      warp_lw("t1", kPick);
+      line("bnez t1, " + next);
+      line(vx_tmc("s7"));
+      if (mem_lock_) unlock();
+      label(skip);
+      return;
+    }
+    if (cas) {
+      cas_one(slm);
+    } else {
+      line(std::string(m.rv) + " a0, s2, (s4)");
+      if (m.flags & kLockOp) line("seqz a0, a0");  // atom.lock: 1 = acquired
+      if (m.flags & kUnlock) line("snez a0, a0");  // atom.unlock: 1 = a lock was held
+    }
+    if (mem_lock_) unlock();
+    if (warp) {  // atom.warp: the one result to every active lane
+      warp_sw("a0", kPick);
+      line(vx_tmc("s7"));
+      warp_lw("a0", kPick);
+    }
+    store_dst(in, "a0");
+    label(skip);
+  }
+
+  // With a compare-and-swap and several warps (mem_lock_), every load, store and atomic
+  // of every warp runs under one lock, taken after its checks (an event never holds it):
+  // the lowest active thread spins on amoswap.w of 1 alone (uniform branches), then the
+  // mask is restored; unlock stores 0. A compare-and-swap's turns, one thread at a time,
+  // are then one step with respect to every other access (atom.step). a5, t1, t2.
+  void lock() {
+    line(std::string("csrr a5, ") + kCsrTmask);
+    line("neg t1, a5");
+    line("and t1, t1, a5");
+    line(vx_tmc("t1"));
+    line("la t1, __mem_lock");
+    line("1:");
+    line("li t2, 1");
+    line("amoswap.w t2, t2, (t1)");
+    line("bnez t2, 1b");
+    line(vx_tmc("a5"));
+  }
+  void unlock() {
+    line("la t1, __mem_lock");
+    line("sw zero, 0(t1)");
+  }
+
+  // atom.ops cas for the one running thread: a0 = old; the word becomes s3 if old = s2.
+  // Its branches are uniform (one thread).
+  void cas_one(bool slm) {
+    // sc.w always fails on local memory; under the lock no other warp touches the
+    // program's memory, but the spinning warps' amoswap would clear the reservation.
+    if (slm || mem_lock_) {
+      line("lw a0, 0(s4)");
+      line("bne a0, s2, 1f");
+      line("sw s3, 0(s4)");
+      line("1:");
+      return;
+    }
+    line("1:");
+    line("lr.w a0, (s4)");
+    line("bne a0, s2, 2f");
+    line("sc.w t1, s3, (s4)");
+    line("bnez t1, 1b");
+    line("2:");
+  }
+
+  // atom.lane.check (every active lane; the lowest failing one raises) and
+  // atom.warp.check (`one`: the one running thread, lane l): the 4-byte access at s4
+  // (in the space of `bytes`) as mem.check, misaligned before out of bounds.
+  void atom_check(const Insn& in, uint32_t bytes, bool one) {
+    const Src& base = in.a;
+    const bool constant = base.kind == SrcKind::None || base.kind == SrcKind::Imm;
+    const uint32_t ca = (base.kind == SrcKind::Imm ? base.imm : 0u) + in.offset;
+    if (constant && ca % 4 == 0 && uint64_t{ca} + 4 <= bytes) return;
+    line("andi s5, s4, 3");
+    line("snez s5, s5");
+    if (bytes < 4) {
+      line("li s6, 1");
+    } else {
+      line("li t1, " + hex(bytes - 4));
+      line("sltu s6, t1, s4");
+    }
+    line("or s6, s6, s5");
+    const std::string ok = fresh();
+    if (one) {
+      line("beqz s6, " + ok);
+      line("mv a3, s4");
+      line("mv a2, s9");
+    } else {
+      line("mv a0, s6");
+      ballot();
+      line("beqz a0, " + ok);
+      line("call __ctz");
+      line("mv s3, a0");  // the lowest failing lane
+      line("mv a1, s5");
+      pick();
+      line("mv s5, a1");  // its misalignment
+      line("mv a0, s3");
+      line("mv a1, s4");
+      pick();
+      line("mv a3, a1");  // its address
+      line("mv a2, s3");
+    }
+    line("li a0, " + std::to_string(static_cast<uint32_t>(isa::Event::MemOutOfBounds)));
+    line("beqz s5, 1f");
+    line("li a0, " + std::to_string(static_cast<uint32_t>(isa::Event::MemMisaligned)));
+    line("1:");
+    line("li a4, " + std::to_string(in.space));
+    line("li a1, " + std::to_string(cur_pc_));
+    line("j __raise");
+    label(ok);
   }
 
   // branch.exit: the active lanes retire. If none is live any more the warp ends;
@@ -1068,10 +1272,11 @@ class Translator {
       case Lowering::Load:
       case Lowering::Store:
       case Lowering::Exit:
+      case Lowering::AtomLane:
+      case Lowering::AtomWarp:
       case Lowering::Nop:
       case Lowering::Barrier:
       case Lowering::Inlined:
-      case Lowering::NotInSlice:
       case Lowering::Never:
         break;
     }
@@ -1538,6 +1743,7 @@ __record: .space )"
 __ended: .word 0
 __wgs: .fill )"
       << cfg_.workgroups << R"(, 4, 0xffffffff
+__mem_lock: .word 0
 )";
     for (uint32_t i = 0; i < prog_.buffers.size(); ++i) {
       const auto& b = prog_.buffers[i];
@@ -1565,7 +1771,8 @@ __wgs: .fill )"
   uint32_t next_id_ = 0;
   uint32_t labels_ = 0;
   bool uses_slm_ = false;
-  size_t ctx_base_ = 0;  // frames_ of the contexts that called this one
+  bool mem_lock_ = false;  // every memory access under __mem_lock (lock())
+  size_t ctx_base_ = 0;    // frames_ of the contexts that called this one
   uint32_t call_depth_ = 0;
   size_t lines_ = 0;
   uint64_t step_budget_ = kDefaultStepBudget;
