@@ -16,9 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "harness.h"
 #include "host/host.h"
 #include "process.h"
+#include "readme_text.h"
 #include "reference.h"
+#include "results.h"
 #include "translate.h"
 
 namespace {
@@ -903,6 +906,36 @@ TEST(VortexRunner, StepLimit) {
         << got.message;
     budget_runner->shutdown();
   }
+}
+
+// The certification's figures (runners/vortex/README.md "Certification of simx") are
+// those of a run of this suite on the simx that SIMT_SIMX names: how many
+// configurations run, and how many pass, fail, end in error, xfail and are unsupported.
+TEST(VortexRunner, TheCertificationFiguresAreThoseOfThisSuite) {
+  SKIP_WITHOUT_SIMX();
+  std::string err;
+  const harness::Suite suite =
+      harness::load_suite(harness::discover({std::string(SIMT_SOURCE_DIR) + "/suites"}, err));
+  ASSERT_TRUE(err.empty()) << err;
+  harness::Options o;
+  o.jobs = 2;
+  const auto cases = harness::select(suite, o);
+  auto runner = vortex_runner();
+  ASSERT_TRUE(runner);
+  const harness::Summary sum = harness::run(*runner, suite, cases, o, [](const json::Value&) {});
+  runner->shutdown();
+  auto n = [&](const char* k) { return reports::thousands(reports::count_of(sum.counts, k)); };
+  const std::string want = "runs " + reports::thousands(sum.run()) + " of the " +
+                           reports::thousands(cases.size()) + " configurations (" +
+                           reports::thousands(suite.tests.size()) + " tests)";
+  const std::string counts = "**" + n("pass") + " pass, " + n("fail") + " fail, " + n("error") +
+                             " error, " + n("xfail") + " xfail, " + n("unsupported") +
+                             " unsupported.**";
+  const std::string section =
+      test_text::section_of("runners/vortex/README.md", "Certification of simx");
+  EXPECT_NE(section.find(want), std::string::npos) << "it should say: " << want;
+  EXPECT_NE(section.find(counts), std::string::npos) << "it should say: " << counts;
+  EXPECT_EQ(reports::count_of(sum.counts, "fail") + reports::count_of(sum.counts, "error"), 0u);
 }
 
 }  // namespace

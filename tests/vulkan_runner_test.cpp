@@ -22,6 +22,7 @@
 
 #include "harness.h"
 #include "process.h"
+#include "readme_text.h"
 #include "reference.h"
 #include "results.h"
 #include "runner.h"
@@ -233,29 +234,8 @@ TEST(VulkanRunner, ShaderThatRunsTooLongIsAnError) {
   EXPECT_EQ(after.kind, K::Outcome) << after.message << after.stderr_text;
 }
 
-// `text` with every run of white space one space (README lines wrap anywhere).
-std::string words(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (space && (out.empty() || out.back() == ' ')) continue;
-    out += space ? ' ' : c;
-  }
-  return out;
-}
-
-// The `## HEADING...` section of a markdown file, up to the next `## ` heading,
-// with white space as words() leaves it; empty (a failure) when there is none.
-std::string section_of(const std::string& file, const std::string& heading) {
-  const std::string text = words(read_text(std::string(SIMT_SOURCE_DIR) + "/" + file));
-  const size_t at = text.find("## " + heading);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << file << " has no section '## " << heading << "'";
-    return "";
-  }
-  const size_t end = text.find(" ## ", at + 3);
-  return text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-}
+using test_text::section_of;
+using test_text::words;
 
 // The suite on one runner description: the summary, and the sentences that state
 // its figures in README.md and runners/vulkan/README.md.
