@@ -983,7 +983,7 @@ class Translator {
 
   // atom.lane, atom.warp (spec/atomics.md) on a buffer or slm. simx applies one AMO to
   // the active threads in ascending order, each getting the word its predecessor left,
-  // with no other warp in between (VORTEX-FACTS.md §11, tested): atom.lane.order and
+  // with no other warp in between (runners/vortex/README.md "Facts", tested): atom.lane.order and
   // atom.step hold for the AMO forms as they are. watom.* runs the AMO on the lowest
   // active thread alone (tmc) and gives its result to every active lane. atom.cas has no
   // AMO: the active threads take turns in ascending order (tmc), each with lr.w/sc.w on
