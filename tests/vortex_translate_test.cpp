@@ -776,8 +776,8 @@ const char* const kBarrierPrograms[] = {
     " shl v0, v0, 2\n cmp.lt p0, %lane, 5\n if p0\n bar\n st o[v0], 1\n else\n bar\n"
     " st o[v0], 2\n endif\n exit\n",
     // an event in warp 1 while warp 0 waits; nothing stores: trapped at the event
-    ".wave 4\n.warps 2\n.buffer i u32[4] in\n.buffer o u32[4] out\n cmp.eq p0, %warp, 1\n"
-    " if p0\n ld v1, i[64]\n endif\n bar\n exit\n",
+    (".wave 4\n.warps 2\n.buffer i u32[4] in\n.buffer o u32[4] out\n cmp.eq p0, %warp, 1\n"
+     " if p0\n ld v1, i[64]\n endif\n bar\n exit\n"),
 };
 
 TEST(VortexRunner, BarriersMatchTheReference) {
