@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -96,6 +97,21 @@ struct RunResult {
   // field (preempt.image.check).
   std::optional<uint64_t> image_offset;
 };
+
+// A result that is only its message (runner.protocol.response): the implementation
+// cannot run the request and says why, or the request ended in an error.
+inline RunResult unsupported(std::string why) {
+  RunResult r;
+  r.kind = RunResult::Kind::Unsupported;
+  r.message = std::move(why);
+  return r;
+}
+inline RunResult error(std::string why) {
+  RunResult r;
+  r.kind = RunResult::Kind::Error;
+  r.message = std::move(why);
+  return r;
+}
 
 class Runner {
  public:

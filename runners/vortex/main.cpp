@@ -25,8 +25,10 @@
 namespace {
 
 using namespace simt;
+using runners::error;
 using runners::RunRequest;
 using runners::RunResult;
+using runners::unsupported;
 namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
@@ -52,20 +54,6 @@ struct Options {
   vortex::TranslateOptions translate;
   std::string keep;
 };
-
-RunResult unsupported(std::string why) {
-  RunResult r;
-  r.kind = RunResult::Kind::Unsupported;
-  r.message = std::move(why);
-  return r;
-}
-
-RunResult error(std::string why) {
-  RunResult r;
-  r.kind = RunResult::Kind::Error;
-  r.message = std::move(why);
-  return r;
-}
 
 struct Ran {
   bool started = false;

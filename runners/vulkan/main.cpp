@@ -42,8 +42,10 @@
 namespace {
 
 using namespace simt;
+using runners::error;
 using runners::RunRequest;
 using runners::RunResult;
+using runners::unsupported;
 
 constexpr const char* kUsage =
     "usage: simtspec-vulkan [--icd FILE] [--device N] [--dispatch-timeout SECONDS]\n"
@@ -142,20 +144,6 @@ void driver_environment(const Options& o, uint32_t wave) {
 std::string no_device(const vulkan::Error& e) {
   const std::string s = e.to_string();
   return s.rfind("no Vulkan device", 0) == 0 ? s : "no Vulkan device: " + s;
-}
-
-RunResult unsupported(std::string why) {
-  RunResult r;
-  r.kind = RunResult::Kind::Unsupported;
-  r.message = std::move(why);
-  return r;
-}
-
-RunResult error(std::string why) {
-  RunResult r;
-  r.kind = RunResult::Kind::Error;
-  r.message = std::move(why);
-  return r;
 }
 
 int worker(const Options& o) {
