@@ -13,7 +13,9 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <variant>
 
+#include "baseline.h"
 #include "common.h"
 #include "harness.h"
 #include "html.h"
@@ -79,8 +81,60 @@ struct TestArgs {
   bool no_differential = false;
   bool quiet = false;
   uint64_t max_steps = 1'000'000;
-  double timeout = 0;  // 0: the runner's own (runner.timeout)
+  double timeout = 0;    // 0: the runner's own (runner.timeout)
+  std::string baseline;  // results.baseline: a run id of the store or a results file
+  std::string known;     // results.known: the known-failures file (default: beside the runner)
+  uint32_t rerun_failures = 0;  // results.rerun
 };
+
+// results.baseline: the rows of the baseline, from a results file or, for an
+// argument that is all digits, a run of the results store.
+std::variant<std::vector<reports::ResultRow>, std::string> baseline_rows(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("0123456789") == std::string::npos) {
+    // STORE PLUG-IN (issue 29): a run id -> its rows from the results store
+    // (reports/store.h). Until the store is merged there is none to ask.
+    return "--baseline " + arg + ": no results store (a run id needs the results store)";
+  }
+  auto r = reports::read_results(arg);
+  if (auto* e = std::get_if<std::string>(&r)) return "--baseline: " + *e;
+  const auto& rf = std::get<reports::ResultsFile>(r);
+  if (!rf.complete())
+    std::cout << "note: the baseline run '" << arg
+              << "' did not finish: " << reports::thousands(rf.records.size()) << " results\n";
+  return harness::rows_of(rf.records);
+}
+
+// results.baseline, results.known: what the run is compared with; nullopt and a
+// message on stderr for bad input.
+std::optional<harness::Baseline> load_baseline(const TestArgs& a, const harness::Suite& suite,
+                                               const std::set<harness::ConfigId>& selected) {
+  auto rows = baseline_rows(a.baseline);
+  if (auto* e = std::get_if<std::string>(&rows)) {
+    std::cerr << "simtspec: " << *e << "\n";
+    return std::nullopt;
+  }
+  std::string known_file = a.known;
+  std::error_code ec;
+  if (known_file.empty() && a.runner.ends_with(".toml") &&
+      fs::is_regular_file(harness::known_path(a.runner), ec))
+    known_file = harness::known_path(a.runner);
+  harness::KnownList known;
+  if (!known_file.empty()) {
+    auto k = harness::load_known(known_file);
+    if (auto* e = std::get_if<std::string>(&k)) {
+      std::cerr << "simtspec: " << *e << "\n";
+      return std::nullopt;
+    }
+    known = std::get<harness::KnownList>(std::move(k));
+  }
+  std::set<harness::ConfigId> unselected;
+  for (const auto& t : suite.tests)
+    for (const auto& c : t.configs)
+      if (!selected.count({t.id, c.key()})) unselected.insert({t.id, c.key()});
+  for (const auto& [path, errs] : suite.bad)
+    if (!selected.count({path, ""})) unselected.insert({path, ""});
+  return harness::Baseline(std::get<0>(rows), std::move(known), std::move(unselected));
+}
 
 // results.interrupted: SIGINT and SIGTERM set the runners' interrupt flag; the run
 // stops starting configurations, cuts short those in flight and writes what ran.
@@ -178,6 +232,40 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   }
   o.jobs = job_count(a.jobs, cases.size());
   std::string spec_dir = harness::find_spec_dir(a.spec, paths.front());
+  // The place of each result in the run's order, for the console's fail: lines.
+  std::map<std::pair<std::string, std::string>, size_t> order;
+  size_t bad_selected = 0;
+  for (const auto& [path, errs] : suite.bad)
+    if (o.shard_index == 0 && (o.filter.empty() || harness::glob_match(o.filter, path)))
+      order[{path, ""}] = bad_selected++;
+  for (const auto& c : cases)
+    order.emplace(std::pair(c.test->path, c.settings.key()), order.size());
+  // results.baseline: read before anything runs, so that bad input costs nothing.
+  std::optional<harness::Baseline> baseline;
+  if (!a.known.empty() && a.baseline.empty()) {
+    std::cerr << "simtspec: --known needs --baseline\n";
+    runner->shutdown();
+    return kExitUsage;
+  }
+  if (!a.baseline.empty()) {
+    std::set<harness::ConfigId> selected;
+    for (const auto& [path, errs] : suite.bad)
+      if (order.count({path, ""})) selected.insert({path, ""});
+    for (const auto& c : cases) selected.insert({c.test->id, c.settings.key()});
+    baseline = load_baseline(a, suite, selected);
+    if (!baseline) {
+      runner->shutdown();
+      return kExitUsage;
+    }
+  }
+  // results.rerun: with a baseline, only what would be a regression is rerun.
+  o.reruns = a.rerun_failures;
+  if (baseline)
+    o.rerun_if = [&baseline](const json::Value& rec) {
+      return baseline->verdict(rec.find("id")->as_string(), rec.find("config_key")->as_string(),
+                               rec.find("status")->as_string()) ==
+             harness::BaselineVerdict::Regression;
+    };
 
   // results.lock: one run at a time writes an output folder.
   OutLock lock;
@@ -216,6 +304,8 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   opts["differential"] = o.differential;
   opts["max_steps"] = o.max_steps;
   if (a.timeout > 0) opts["timeout"] = a.timeout;
+  if (!a.baseline.empty()) opts["baseline"] = a.baseline;
+  if (a.rerun_failures) opts["rerun_failures"] = a.rerun_failures;
   rf.header["options"] = opts;
 
   reports::JsonlWriter writer;
@@ -226,20 +316,13 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
     }
     writer.write(rf.header);
   }
-  // The place of each result in the run's order, for the console's fail: lines.
-  std::map<std::pair<std::string, std::string>, size_t> order;
-  size_t bad_selected = 0;
-  for (const auto& [path, errs] : suite.bad)
-    if (o.shard_index == 0 && (o.filter.empty() || harness::glob_match(o.filter, path)))
-      order[{path, ""}] = bad_selected++;
-  for (const auto& c : cases)
-    order.emplace(std::pair(c.test->path, c.settings.key()), order.size());
   OrderedLines console(order.size());
   const bool tty = !a.quiet && ::isatty(2);
   size_t done = 0;
   std::map<std::string, size_t> counts;
   auto t0 = std::chrono::steady_clock::now();
   harness::Summary sum;
+  std::vector<json::Value> baseline_records;  // results.baseline: id, config_key, status, message
   {
     SignalScope signals;
     sum = harness::run(*runner, suite, cases, o, [&](const json::Value& rec) {
@@ -248,6 +331,12 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
       ++counts[st];
       writer.write(rec);
       if (!a.out.empty()) rf.records.push_back(rec);  // kept only for the reports
+      if (baseline) {
+        json::Value row;
+        for (const char* k : {"id", "config_key", "status", "message"})
+          if (const json::Value* v = rec.find(k)) row[k] = *v;
+        baseline_records.push_back(std::move(row));
+      }
       std::string line;
       std::string key = rec.find("config_key")->as_string();
       if (st != "pass" && st != "unsupported" && st != "xfail") {
@@ -297,6 +386,16 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
     std::cout << "interrupted (" << (g_signal == SIGTERM ? "SIGTERM" : "SIGINT")
               << "): " << reports::thousands(sum.total) << " of "
               << reports::thousands(sum.selected) << " results written\n";
+  std::optional<harness::Comparison> cmp;
+  if (baseline) {
+    // results.baseline.console, results.baseline.summaries
+    cmp = harness::compare(*baseline, harness::rows_of(baseline_records));
+    std::cout << harness::baseline_console(*cmp);
+    if (!a.out.empty()) {
+      std::ofstream(a.out + "/baseline.csv", std::ios::binary) << harness::baseline_csv(*cmp);
+      std::ofstream(a.out + "/baseline.junit.xml") << harness::baseline_junit(*cmp, runner->name());
+    }
+  }
   if (!a.out.empty()) {
     if (int rc = write_outputs(std::move(rf), a.out, spec_dir)) return rc;
     std::cout << "report: " << a.out << "/index.html\n";
@@ -304,6 +403,8 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   if (sum.interrupted) return g_signal == SIGTERM ? 128 + SIGTERM : 128 + SIGINT;
   // A malformed test file is bad input (exit 2), whatever the other results.
   if (bad_selected) return kExitUsage;
+  // results.baseline: against a baseline, only regressions fail the run.
+  if (cmp) return cmp->count(harness::BaselineVerdict::Regression) ? kExitFail : kExitOk;
   return sum.ok() ? kExitOk : kExitFail;
 }
 
@@ -330,8 +431,19 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_option("--shard", a->shard,
                   "run shard I of N (I/N): configuration k goes to shard k mod N");
   cmd->add_option("--out", a->out,
-                  "write results.jsonl, results.json, junit.xml and the HTML report here");
+                  "write results.jsonl, results.json, junit.xml and the HTML report here (and "
+                  "baseline.csv, baseline.junit.xml with --baseline)");
   cmd->add_option("--spec", a->spec, "spec folder (default: found from the test paths)");
+  cmd->add_option("--baseline", a->baseline,
+                  "compare with this run (a run id of the results store, or a results.jsonl or "
+                  "results.json file): exit 1 only for regressions");
+  cmd->add_option("--known", a->known,
+                  "known failures and flakes (default: NAME.known.toml beside the runner "
+                  "description NAME.toml); needs --baseline");
+  cmd->add_option("--rerun-failures", a->rerun_failures,
+                  "run each unexpected failure this many more times, 0 to 10 (default 0); "
+                  "disagreeing runs make it flaky")
+      ->check(in_range(0, harness::kMaxReruns, "0 to 10"));
   cmd->add_flag("--no-differential", a->no_differential, "do not also compare with the reference");
   cmd->add_flag("--quiet", a->quiet, "no progress line");
   cmd->add_option("--max-steps", a->max_steps,

@@ -240,7 +240,7 @@ struct Entry {
 };
 
 bool is_failing(std::string_view status) {
-  return status == "fail" || status == "error" || status == "xpass";
+  return is_bad_status(status);
 }
 
 struct Row {
@@ -654,7 +654,7 @@ std::string render_index(const Model& m) {
   index_clauses(h, m);
   index_matrix(h, m);
   h << "<h2 id=\"configurations\">Test configurations</h2>\n"
-    << "<p class=\"note\">Rows with a failing result (fail, error, xpass) come first.</p>\n";
+    << "<p class=\"note\">Rows with a failing result (fail, error, xpass, flaky) come first.</p>\n";
   index_filter(h, m);
   h << "<table class=\"results\" id=\"results\">\n<thead><tr><th>test</th><th>configuration</th>";
   for (const auto& src : m.sources) h << "<th>" << E(src.label) << "</th>";
@@ -1339,6 +1339,7 @@ constexpr std::string_view kStyle = R"css(:root {
   --pass: #1a7f37; --pass-bg: #dafbe1; --fail: #b42318; --fail-bg: #ffe4e0;
   --error: #8a4b00; --error-bg: #ffe8c2; --unsupported: #57606a; --unsupported-bg: #eaeef2;
   --xfail: #6a5a00; --xfail-bg: #fff6bf; --xpass: #8250df; --xpass-bg: #f1e6ff;
+  --flaky: #9a3412; --flaky-bg: #ffedd5;
   --hl: #fff1a8; --diff: #ffd0cc; --trap: #e3ecff;
 }
 pre.trace span.trap { background: var(--trap); display: inline-block; width: 100%; }
@@ -1374,6 +1375,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .st-unsupported { color: var(--unsupported); background: var(--unsupported-bg); }
 .st-xfail { color: var(--xfail); background: var(--xfail-bg); }
 .st-xpass { color: var(--xpass); background: var(--xpass-bg); }
+.st-flaky { color: var(--flaky); background: var(--flaky-bg); }
 .st-other { color: var(--fg); background: var(--hl); }
 .st-missing { color: var(--muted); }
 span.st { padding: 0 .4em; border-radius: 3px; }

@@ -100,6 +100,12 @@ json::Value document(const ResultsFile& r) {
   return d;
 }
 
+bool is_bad_status(std::string_view status) {
+  for (std::string_view s : kBadStatuses)
+    if (s == status) return true;
+  return false;
+}
+
 size_t count_of(const std::map<std::string, size_t>& counts, std::string_view status) {
   auto it = counts.find(std::string(status));
   return it == counts.end() ? 0 : it->second;
@@ -190,7 +196,7 @@ std::string junit_xml(const ResultsFile& r) {
   std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o += "<testsuites name=\"simtspec " + xml_escape(r.runner_name()) + "\" tests=\"" +
        std::to_string(r.records.size() + extra) + "\" failures=\"" +
-       std::to_string(n("fail") + n("xpass")) + "\" errors=\"" +
+       std::to_string(n("fail") + n("xpass") + n("flaky")) + "\" errors=\"" +
        std::to_string(n("error") + extra) + "\" skipped=\"" +
        std::to_string(n("unsupported") + n("xfail")) + "\">\n";
   if (interrupted) {
@@ -210,7 +216,7 @@ std::string junit_xml(const ResultsFile& r) {
     double time = 0;
     for (const auto* rec : recs) {
       std::string st = str(*rec, "status");
-      f += st == "fail" || st == "xpass";
+      f += st == "fail" || st == "xpass" || st == "flaky";
       e += st == "error";
       s += st == "unsupported" || st == "xfail";
       if (const json::Value* d = rec->find("duration_ms"); d && d->is_number())
@@ -238,7 +244,7 @@ std::string junit_xml(const ResultsFile& r) {
         continue;
       }
       o += ">\n";
-      if (st == "fail" || st == "xpass")
+      if (st == "fail" || st == "xpass" || st == "flaky")  // results.junit: flaky is a failure
         o += "      <failure type=\"" + st + "\" message=\"" + xml_escape(msg) + "\">" +
              xml_escape(str(*rec, "reproduce")) + "</failure>\n";
       else if (st == "error")

@@ -48,8 +48,12 @@ std::string junit_xml(const ResultsFile& r);
 std::string xml_escape(const std::string& s);
 
 // The result statuses of results.status, in report order.
-inline constexpr std::array<std::string_view, 6> kStatuses{"pass",  "fail",  "unsupported",
-                                                           "error", "xfail", "xpass"};
+inline constexpr std::array<std::string_view, 7> kStatuses{"pass",  "fail",  "unsupported", "error",
+                                                           "xfail", "xpass", "flaky"};
+// results.status.bad: the statuses that fail a run (runner.harness) unless a
+// baseline excuses them (results.baseline).
+inline constexpr std::array<std::string_view, 4> kBadStatuses{"fail", "error", "xpass", "flaky"};
+bool is_bad_status(std::string_view status);
 
 // Counts of each status over records.
 std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records);

@@ -1,5 +1,6 @@
 // simtspec-faulty: the reference with one named semantic fault (README.md).
 #include <bit>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -508,27 +509,81 @@ bool patch(const std::string& fault, exec::Program& p) {
                                 "exit-after-answer",
                                 "hang",
                                 "flood",
-                                "garbage"};
+                                "garbage",
+                                "random-fail"};
   for (const char* k : known)
     if (fault == k) return true;
   return false;
+}
+
+// random-fail: splitmix64, so that a seed gives the same sequence on every build.
+uint64_t next_random(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// random-fail: the outcome made wrong in one place: the first element of the
+// first output buffer that has one is one more (as its type wraps), else the
+// event's pc is one more, else the status changes (completed becomes step_limit,
+// anything else completed).
+void make_wrong(model::Outcome& o) {
+  for (auto& b : o.buffers)
+    if (!b.values.empty()) {
+      b.values[0] = model::reduce(b.type, b.values[0] + 1);
+      return;
+    }
+  if (o.event) {
+    ++o.event->pc;
+    return;
+  }
+  o.status = o.status == "completed" ? "step_limit" : "completed";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string fault = "none";
+  // random-fail: the seed of the sequence and the chance that a request is answered wrongly.
+  uint64_t seed = 0;
+  double rate = 0.5;
+  bool random_options = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--fault" && i + 1 < argc)
+    char* end = nullptr;
+    if (a == "--fault" && i + 1 < argc) {
       fault = argv[++i];
-    else if (a.rfind("--fault=", 0) == 0)
+    } else if (a.rfind("--fault=", 0) == 0) {
       fault = a.substr(8);
-    else {
-      std::cerr << "usage: simtspec-faulty --fault NAME (see runners/faulty/README.md)\n";
+    } else if (a == "--fail-seed" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      errno = 0;
+      seed = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v[0] == '-' || *end || errno) {
+        std::cerr << "simtspec-faulty: --fail-seed takes a number from 0 to 2^64 - 1\n";
+        return 2;
+      }
+      random_options = true;
+    } else if (a == "--fail-rate" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      rate = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(rate >= 0 && rate <= 1)) {
+        std::cerr << "simtspec-faulty: --fail-rate takes a number from 0 to 1\n";
+        return 2;
+      }
+      random_options = true;
+    } else {
+      std::cerr << "usage: simtspec-faulty --fault NAME [--fail-seed S] [--fail-rate P] (see "
+                   "runners/faulty/README.md)\n";
       return 2;
     }
   }
+  if (random_options && fault != "random-fail") {
+    std::cerr << "simtspec-faulty: --fail-seed and --fail-rate go with --fault random-fail\n";
+    return 2;
+  }
+  uint64_t random_state = seed;
   exec::Program probe;
   if (!patch(fault, probe)) {
     std::cerr << "simtspec-faulty: unknown fault '" << fault << "'\n";
@@ -569,6 +624,14 @@ int main(int argc, char** argv) {
     if (fault == "garbage") {
       std::cout << "this is not JSON {" << std::endl;
       return simt::runners::RunResult{};
+    }
+    if (fault == "random-fail") {
+      // One draw per request, whatever its answer, so that the sequence of answers
+      // depends only on the seed and the sequence of requests.
+      const bool wrong = static_cast<double>(next_random(random_state) >> 11) * 0x1.0p-53 < rate;
+      auto r = simt::runners::run_reference(req);
+      if (wrong && r.kind == simt::runners::RunResult::Kind::Outcome) make_wrong(r.outcome);
+      return r;
     }
     auto loaded = simt::runners::load_request(req);
     if (auto* rejected = std::get_if<simt::runners::RunResult>(&loaded)) return *rejected;

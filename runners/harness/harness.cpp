@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include "baseline.h"
+
 #include "exec/image.h"
 
 #include <fnmatch.h>
@@ -124,8 +126,10 @@ size_t Summary::run() const {
 }
 
 bool Summary::ok() const {
-  return !interrupted && reports::count_of(counts, "fail") == 0 &&
-         reports::count_of(counts, "error") == 0 && reports::count_of(counts, "xpass") == 0;
+  if (interrupted) return false;
+  for (std::string_view s : reports::kBadStatuses)
+    if (reports::count_of(counts, s)) return false;
+  return true;
 }
 
 json::Value Summary::to_json() const {
@@ -472,24 +476,39 @@ Summary run(runners::Runner& runner, const Suite& suite, const std::vector<Case>
   for (const std::string* path : bad) emit(bad_file_record(*path, suite.bad.at(*path)));
   const std::atomic<bool>& stop = runners::interrupt_flag();
   std::atomic<size_t> next{0};
+  auto guarded = [&](const Case& c) {
+    json::Value rec;
+    try {
+      rec = run_case(runner, c, o);
+    } catch (const std::exception& e) {
+      rec = base_record(*c.test, c.settings);
+      rec["status"] = "error";
+      rec["message"] = std::string("harness error: ") + e.what();
+      rec["checks"] = 0;
+    }
+    return rec;
+  };
+  // results.interrupted: a run the interrupt cut short says nothing about the
+  // implementation; it is left out, as if it had not started.
+  auto cut_short = [&](const json::Value& rec) {
+    if (!stop.load()) return false;
+    const json::Value* m = rec.find("message");
+    return rec.find("status")->as_string() == "error" && m && m->is_string() &&
+           m->as_string().find(runners::kInterrupted) != std::string::npos;
+  };
   auto worker = [&] {
     for (size_t i; !stop.load() && (i = next.fetch_add(1)) < cases.size();) {
-      json::Value rec;
-      try {
-        rec = run_case(runner, cases[i], o);
-      } catch (const std::exception& e) {
-        rec = base_record(*cases[i].test, cases[i].settings);
-        rec["status"] = "error";
-        rec["message"] = std::string("harness error: ") + e.what();
-        rec["checks"] = 0;
-      }
-      // results.interrupted: a run the interrupt cut short says nothing about the
-      // implementation; it is left out, as if it had not started.
-      if (stop.load()) {
-        const json::Value* m = rec.find("message");
-        if (rec.find("status")->as_string() == "error" && m && m->is_string() &&
-            m->as_string().find(runners::kInterrupted) != std::string::npos)
-          continue;
+      json::Value rec = guarded(cases[i]);
+      if (cut_short(rec)) continue;
+      // results.rerun: the reruns the interrupt cut short are not counted.
+      const std::string& st = rec.find("status")->as_string();
+      if (o.reruns > 0 && (o.rerun_if ? o.rerun_if(rec) : reports::is_bad_status(st))) {
+        std::vector<json::Value> again;
+        for (uint32_t k = 0; k < o.reruns && !stop.load(); ++k) {
+          json::Value r = guarded(cases[i]);
+          if (!cut_short(r)) again.push_back(std::move(r));
+        }
+        apply_reruns(rec, again);
       }
       emit(rec);
     }

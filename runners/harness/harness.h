@@ -47,6 +47,11 @@ struct Options {
   double timeout = runners::kDefaultTimeout;
   std::string simtspec = "simtspec";     // how reproduce commands name the program
   std::string runner_arg = "reference";  // the --runner argument, for reproduce commands
+  // results.rerun: a result for which `rerun_if` holds (none: its status is bad,
+  // reports::is_bad_status) runs `reruns` more times and is classified by
+  // apply_reruns (baseline.h) before it is emitted.
+  uint32_t reruns = 0;
+  std::function<bool(const json::Value& record)> rerun_if;
 };
 
 struct Case {
@@ -64,7 +69,7 @@ struct Summary {
   size_t selected = 0;       // results the run was to emit (malformed files and configurations)
   bool interrupted = false;  // results.interrupted: stopped by interrupt_flag()
   size_t run() const;        // results.share: every status but unsupported
-  bool ok() const;           // no fail, error or xpass, and not interrupted
+  bool ok() const;           // no bad status (reports::kBadStatuses), and not interrupted
   // results.stream: the summary line's object: `total`, `selected`, `run`, each
   // status, and `interrupted` when the run was interrupted.
   json::Value to_json() const;
