@@ -395,6 +395,28 @@ TEST_F(BaselineCli, CleanRunsAndProgressionsExitZero) {
   EXPECT_EQ(progressions[1], "progression: demo.cmp_signed[wave=8]: fail -> pass");
 }
 
+// results.rerun: every bad result is rerun, but against a baseline only those
+// that would be regressions; a failure that agrees keeps its status.
+TEST_F(BaselineCli, OnlyWouldBeRegressionsAreRerun) {
+  const fs::path failing = dir() / "rerun-base";
+  auto r =
+      simtspec("--runner " + q(dir() / "cmp.toml") + " --rerun-failures 2 --out " + q(failing));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const auto fails = lines_starting(r.out, "fail: ");
+  ASSERT_EQ(fails.size(), 2u) << r.out;
+  EXPECT_NE(fails[0].find(": fail in 3 of 3 runs: buffer 'out' element "), std::string::npos)
+      << fails[0];
+  EXPECT_NE(read_all(failing / "results.jsonl").find("\"reruns\":[\"fail\",\"fail\"]"),
+            std::string::npos);
+  const fs::path again = dir() / "rerun-again";
+  r = simtspec("--runner " + q(dir() / "cmp.toml") + " --rerun-failures 2 --baseline " +
+               q(failing / "results.jsonl") + " --out " + q(again));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const std::string jsonl = read_all(again / "results.jsonl");
+  EXPECT_EQ(jsonl.find("\"reruns\""), std::string::npos) << jsonl;
+  EXPECT_EQ(jsonl.find(" of 3 runs"), std::string::npos) << jsonl;
+}
+
 // results.known: an entry beside the runner description excuses the regression;
 // one that excused nothing is reported as stale, and is not fatal.
 TEST_F(BaselineCli, KnownEntriesExcuseRegressions) {
