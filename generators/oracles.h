@@ -20,6 +20,14 @@
 
 namespace simt::gen {
 
+// oracle.fuzz.signature: what a failing check found to differ first, as data: the
+// kind ("status", "event", "buffer", "image", "error", ...), the event involved
+// ("" if none) and the instruction family (isa::family_name, with its feature:
+// "alu.binary") at the event's pc ("" if none).
+struct Difference {
+  std::string kind, event, family;
+};
+
 struct Check {
   bool ok = true;
   std::string message;  // what went wrong, for people
@@ -43,6 +51,8 @@ struct Check {
   // The host script a regression test carries as [[host]] (trap.host.toml), when
   // the program it holds runs with one.
   std::vector<syntax::HostStep> host;
+  // A failing check that names its first difference (differential does).
+  std::optional<Difference> difference;
 };
 
 // A check that failed with a message.
