@@ -140,6 +140,30 @@ TEST(CampaignManifests, CiMatrix) {
   expect_commands("ci-matrix.yml", text, "${{ matrix.shard }}", n);
 }
 
+// The README documents each manifest with the merge step, and its commands name
+// real options.
+TEST(CampaignManifests, ReadmeSection) {
+  const std::string readme = test::read_all(test::source_path("README.md"));
+  const size_t at = readme.find("\n## Campaigns across machines\n");
+  ASSERT_NE(at, std::string::npos);
+  const std::string section = readme.substr(at, readme.find("\n## ", at + 1) - at);
+  for (const char* name : {"k8s-indexed-job.yaml", "slurm-array.sh", "ci-matrix.yml",
+                           "JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID", "simtspec merge"})
+    EXPECT_NE(section.find(name), std::string::npos) << name;
+  std::map<std::string, std::string> help;
+  const auto cmds = commands(section);
+  EXPECT_GE(cmds.size(), 4u);
+  for (const Command& c : cmds) {
+    if (!help.count(c.sub))
+      help[c.sub] =
+          test::run_command(kBinary, c.sub + " --help", std::filesystem::temp_directory_path()).out;
+    for (const auto& o : c.options) {
+      EXPECT_TRUE(std::regex_search(help[c.sub], std::regex(o + R"(([^a-z-]|$))")))
+          << "README: simtspec " << c.sub << " has no option " << o << "\n  " << c.line;
+    }
+  }
+}
+
 // The checks above can fail: a manifest whose N disagrees, or that names an
 // option simtspec lacks, is caught.
 TEST(CampaignManifests, ChecksCatchBadManifests) {
