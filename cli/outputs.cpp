@@ -3,11 +3,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <cctype>
+#include <charconv>
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "common.h"
@@ -48,13 +48,19 @@ int write_outputs(reports::ResultsFile rf, const std::string& out, const std::st
 }
 
 std::optional<std::pair<uint32_t, uint32_t>> parse_shard(const std::string& text) {
-  uint32_t i = 0, n = 0;
-  char slash = 0;
-  std::istringstream ss(text);
-  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) || !(ss >> i >> slash) ||
-      slash != '/' || !std::isdigit(ss.peek()) || !(ss >> n) || n == 0 || i >= n || !ss.eof())
-    return std::nullopt;
-  return std::pair(i, n);
+  // Two decimal numbers around one '/', nothing else (no signs, no spaces).
+  const size_t slash = text.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  auto number = [](std::string_view s) -> std::optional<uint32_t> {
+    uint32_t v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+    return v;
+  };
+  const auto i = number(std::string_view(text).substr(0, slash));
+  const auto n = number(std::string_view(text).substr(slash + 1));
+  if (!i || !n || *n == 0 || *i >= *n) return std::nullopt;
+  return std::pair(*i, *n);
 }
 
 }  // namespace simt::cli

@@ -292,5 +292,31 @@ TEST_F(Campaign, IgnoreListBesideTheRunner) {
   EXPECT_NE(bad.err.find(list.string() + ":3: unknown key 'reasn'"), std::string::npos) << bad.err;
 }
 
+// Bad shards, results files and merge inputs are bad usage: exit 2 with a message.
+TEST_F(Campaign, BadInputExitsTwo) {
+  const std::string fuzz = "fuzz --invariant sequential --seed 1 --count 2 --out " + q(dir() / "x");
+  for (const char* shard : {"3/3", "1/0", "1/3x", "-1/3", "a/b", "1/", "/3", "1 /3"}) {
+    auto r = simtspec(fuzz + " --shard " + test::shell_quote(shard));
+    EXPECT_EQ(r.code, 2) << shard << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("--shard must be I/N"), std::string::npos) << shard << "\n" << r.err;
+  }
+  auto results = simtspec(fuzz + " --results " + q(dir() / "no" / "such" / "dir" / "r.jsonl"));
+  EXPECT_EQ(results.code, 2) << results.err;
+  test::write_all(dir() / "not-results.jsonl", "{\"a\": 1}\n");
+  auto merge = simtspec("merge " + q(dir() / "not-results.jsonl") + " --out " + q(dir() / "m"));
+  EXPECT_EQ(merge.code, 2);
+  EXPECT_NE(merge.err.find("neither a simtspec test results file nor a fuzz results file"),
+            std::string::npos)
+      << merge.err;
+  test::write_all(dir() / "bad-fuzz.jsonl",
+                  "{\"schema\": \"simtspec-fuzz/1\", \"shard\": \"0/1\"}\n{\"invariant\": "
+                  "\"x\", \"k\": -3, \"verdict\": \"holds\"}\n{}\n");
+  auto bad = simtspec("merge " + q(dir() / "bad-fuzz.jsonl") + " --out " + q(dir() / "m2"));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("bad-fuzz.jsonl:2: a program needs invariant, k and verdict"),
+            std::string::npos)
+      << bad.err;
+}
+
 }  // namespace
 }  // namespace simt
