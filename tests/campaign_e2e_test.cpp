@@ -131,6 +131,45 @@ TEST_F(Campaign, FuzzMergeStopsWhereTheUnshardedRunStops) {
             failure_sigs(dir() / "stop-full.jsonl"));
 }
 
+// oracle.fuzz.dedupe, oracle.fuzz.merge: with --keep-going every program is
+// checked, so the shards' programs are the unsharded run's (here with two jobs),
+// and the merged failures are its signatures, each with its first program and
+// its count.
+TEST_F(Campaign, KeepGoingShardsMergeTheirCounts) {
+  const std::string runner = faulty_toml("cmp-unsigned", "keep");
+  const std::string common = "fuzz --invariant differential --runner " + test::shell_quote(runner) +
+                             " --seed 20261122 --count 240 --keep-going --shrink-time 20 --out ";
+  auto full = simtspec(common + q(dir() / "keep-reg-full") + " --jobs 2 --results " +
+                       q(dir() / "keep-full.jsonl"));
+  ASSERT_EQ(full.code, 1) << full.out << full.err;
+  std::string files;
+  for (int i = 0; i < 3; ++i) {
+    const fs::path f = dir() / ("keep-" + std::to_string(i) + ".jsonl");
+    auto r = simtspec(common + q(dir() / ("keep-reg-" + std::to_string(i))) + " --shard " +
+                      std::to_string(i) + "/3 --results " + q(f));
+    ASSERT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
+    files += " " + q(f);
+  }
+  auto m = simtspec("merge" + files + " --out " + q(dir() / "keep-merged"));
+  EXPECT_EQ(m.code, 1) << m.out << m.err;
+  const fs::path merged = dir() / "keep-merged" / "fuzz-results.jsonl";
+  EXPECT_EQ(programs(merged), programs(dir() / "keep-full.jsonl"));
+  using Failure = std::tuple<std::string, uint64_t, uint64_t>;  // signature, k, count
+  auto failures = [&](const fs::path& p) {
+    std::vector<Failure> out;
+    for (const auto& v : lines(p))
+      if (const json::Value* f = v.find("failure"))
+        out.emplace_back(f->find("signature")->as_string(), f->find("k")->as_uint(),
+                         f->find("count")->as_uint());
+    return out;
+  };
+  const auto want = failures(dir() / "keep-full.jsonl");
+  EXPECT_EQ(failures(merged), want);
+  uint64_t duplicates = 0;
+  for (const auto& f : want) duplicates += std::get<2>(f) - 1;
+  EXPECT_GT(duplicates, 0u) << "some signature failed more than once";
+}
+
 // results.merge: `simtspec test --shard I/3` three times and once unsharded; the
 // merged results.jsonl is the unsharded one but for durations, the start, the
 // host and the shard options, with the records in suite order.
