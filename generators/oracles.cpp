@@ -569,13 +569,9 @@ harness::Layout layout_of(const Program& p) {
   return l;
 }
 
-// oracle.invariant.differential, oracle.invariant.image_exchange: runs `req` on
-// the implementation and compares its outcome with the reference's `ref`. False
-// when `c` is the check's answer (unsupported, an error, a difference).
-// oracle.fuzz.signature: the first difference of a failed comparison, as data:
-// its kind (a buffer, or the field's first part: status, event, image, ...), the
-// event involved (the reference's, else the implementation's) and the family of
-// the instruction at that event's pc.
+}  // namespace
+
+// oracle.fuzz.signature
 Difference difference_of(const harness::Verdict& v, const runners::RunResult& ref,
                          const runners::RunResult& got, const exec::Program& prog) {
   Difference d;
@@ -599,6 +595,11 @@ Difference difference_of(const harness::Verdict& v, const runners::RunResult& re
   return d;
 }
 
+namespace {
+
+// oracle.invariant.differential, oracle.invariant.image_exchange: runs `req` on
+// the implementation and compares its outcome with the reference's `ref`. False
+// when `c` is the check's answer (unsupported, an error, a difference).
 bool implementation_matches(const Program& p, const exec::Program& prog,
                             const runners::RunRequest& req, const runners::RunResult& ref,
                             OracleContext& ctx, Check& c, runners::RunResult& got) {

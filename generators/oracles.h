@@ -18,6 +18,10 @@
 #include "program.h"
 #include "runner.h"
 
+namespace simt::harness {
+struct Verdict;
+}
+
 namespace simt::gen {
 
 // oracle.fuzz.signature: what a failing check found to differ first, as data: the
@@ -54,6 +58,15 @@ struct Check {
   // A failing check that names its first difference (differential does).
   std::optional<Difference> difference;
 };
+
+// oracle.fuzz.signature: the first difference of a failed comparison of an
+// implementation's result `got` with the reference's `ref` (harness::Verdict of
+// runner.firstdiff), as data: the kind (a buffer, or the field's first part:
+// status, event, image, ...; "other" without a first difference), the event
+// involved (the reference's, else the implementation's) and the family of the
+// instruction of `prog` at that event's pc.
+Difference difference_of(const harness::Verdict& v, const runners::RunResult& ref,
+                         const runners::RunResult& got, const exec::Program& prog);
 
 // A check that failed with a message.
 Check failing(std::string message);

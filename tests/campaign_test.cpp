@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "compare.h"
 #include "fuzz.h"
+#include "isa/isa.h"
 #include "support.h"
 
 namespace simt {
@@ -217,6 +219,64 @@ TEST(FuzzSignature, FromTheCheck) {
     gen::Check c = gen::failing("x");
     c.difference = r.d;
     EXPECT_EQ(gen::failure_signature(r.invariant, c), r.want);
+  }
+}
+
+// oracle.fuzz.signature: the difference of constructed failures, through the
+// comparison the differential invariant makes (runner.firstdiff).
+TEST(FuzzSignature, FromTheComparison) {
+  auto prog = test::build(
+      ".wave 4\n.buffer out u32[threads] out\n    shl v9, %lane, 2\n    div v1, %lane, 0\n"
+      "    st out[v9], v1\n    sys 3\n    exit\n");
+  ASSERT_TRUE(prog);
+  auto pc_of = [&](const char* mnemonic) {
+    for (uint32_t pc = 0; pc < prog->insns.size(); ++pc)
+      if (prog->insns[pc].op == *isa::find(mnemonic)) return pc;
+    ADD_FAILURE() << mnemonic;
+    return 0u;
+  };
+  auto outcome = [](const std::string& status, std::optional<model::Event> e,
+                    std::vector<int64_t> out) {
+    runners::RunResult r;
+    r.kind = runners::RunResult::Kind::Outcome;
+    r.outcome.status = status;
+    r.outcome.event = std::move(e);
+    r.outcome.buffers.push_back({"out", "u32", std::move(out)});
+    return r;
+  };
+  auto event = [](const std::string& name, uint32_t pc) {
+    model::Event e;
+    e.name = name;
+    e.pc = pc;
+    return e;
+  };
+  struct Row {
+    runners::RunResult ref, got;
+    std::string want;  // kind/event/family
+  };
+  const uint32_t div = pc_of("div"), sys = pc_of("sys");
+  const Row rows[] = {
+      {outcome("completed", std::nullopt, {0, 1, 2, 3}),
+       outcome("completed", std::nullopt, {0, 1, 7, 3}), "buffer/-/-"},
+      {outcome("trapped", event("div_zero", div), {0, 0, 0, 0}),
+       outcome("completed", std::nullopt, {0, 0, 0, 0}), "status/div_zero/alu.binary"},
+      {outcome("completed", std::nullopt, {0, 0, 0, 0}),
+       outcome("trapped", event("syscall", sys), {0, 0, 0, 0}), "status/syscall/trap.control"},
+      {outcome("trapped", event("syscall", sys), {0, 0, 0, 0}),
+       outcome("trapped", event("syscall", div), {0, 0, 0, 0}), "event/syscall/trap.control"},
+      {outcome("trapped", event("syscall", sys), {0, 1, 0, 0}),
+       outcome("trapped", event("syscall", sys), {0, 0, 0, 0}), "buffer/syscall/trap.control"},
+      {outcome("trapped", event("syscall", 9999), {0, 0, 0, 0}),
+       outcome("completed", std::nullopt, {0, 0, 0, 0}), "status/syscall/-"},
+  };
+  harness::Layout l;
+  l.wave = l.simd = 4;
+  for (const Row& r : rows) {
+    harness::Verdict v = harness::compare_with_reference(r.ref, r.got, l);
+    ASSERT_FALSE(v.ok) << r.want;
+    gen::Check c = gen::failing(v.message);
+    c.difference = gen::difference_of(v, r.ref, r.got, *prog);
+    EXPECT_EQ(gen::failure_signature("differential", c), "differential/" + r.want) << v.message;
   }
 }
 
