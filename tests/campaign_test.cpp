@@ -64,6 +64,23 @@ std::vector<Command> commands(const std::string& text) {
   return out;
 }
 
+// `simtspec SUB --help`, run once per subcommand, in a folder of this process's own
+// (run_command captures the output through files there).
+const std::string& help_of(const std::string& sub) {
+  static std::map<std::string, std::string> help;
+  if (!help.count(sub)) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("simtspec_campaign_help_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    auto r = test::run_command(kBinary, sub + " --help", dir);
+    EXPECT_EQ(r.code, 0) << r.err;
+    help[sub] = r.out;
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  return help[sub];
+}
+
 // Whether a command's `--shard` argument is `want` (quoted or not).
 bool shards_as(std::string line, const std::string& want) {
   std::erase(line, '"');
@@ -78,18 +95,11 @@ bool shards_as(std::string line, const std::string& want) {
 // merge follows.
 void expect_commands(const std::string& name, const std::string& text, const std::string& index,
                      long long n) {
-  std::map<std::string, std::string> help;
   std::set<std::string> subs;
   for (const Command& c : commands(text)) {
     subs.insert(c.sub);
-    if (!help.count(c.sub)) {
-      auto r =
-          test::run_command(kBinary, c.sub + " --help", std::filesystem::temp_directory_path());
-      ASSERT_EQ(r.code, 0) << r.err;
-      help[c.sub] = r.out;
-    }
     for (const auto& o : c.options) {
-      EXPECT_TRUE(std::regex_search(help[c.sub], std::regex(o + R"(([^a-z-]|$))")))
+      EXPECT_TRUE(std::regex_search(help_of(c.sub), std::regex(o + R"(([^a-z-]|$))")))
           << name << ": simtspec " << c.sub << " has no option " << o << "\n  " << c.line;
     }
     if (c.sub != "merge") {
@@ -152,15 +162,11 @@ TEST(CampaignManifests, ReadmeSection) {
   for (const char* name : {"k8s-indexed-job.yaml", "slurm-array.sh", "ci-matrix.yml",
                            "JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID", "simtspec merge"})
     EXPECT_NE(section.find(name), std::string::npos) << name;
-  std::map<std::string, std::string> help;
   const auto cmds = commands(section);
   EXPECT_GE(cmds.size(), 4u);
   for (const Command& c : cmds) {
-    if (!help.count(c.sub))
-      help[c.sub] =
-          test::run_command(kBinary, c.sub + " --help", std::filesystem::temp_directory_path()).out;
     for (const auto& o : c.options) {
-      EXPECT_TRUE(std::regex_search(help[c.sub], std::regex(o + R"(([^a-z-]|$))")))
+      EXPECT_TRUE(std::regex_search(help_of(c.sub), std::regex(o + R"(([^a-z-]|$))")))
           << "README: simtspec " << c.sub << " has no option " << o << "\n  " << c.line;
     }
   }
