@@ -315,6 +315,7 @@ int merge_fuzz(const MergeArgs& a, const std::vector<std::string>& paths) {
     std::cerr << "simtspec: " << *e << "\n";
     return kExitUsage;
   }
+  const std::vector<uint32_t>& index = std::get<std::vector<uint32_t>>(idx);
   const json::Value& h = in[0].header;
   std::map<std::string, size_t> inv_order;
   if (const json::Value* invs = h.find("invariants"); invs && invs->is_array())
@@ -404,14 +405,10 @@ int merge_fuzz(const MergeArgs& a, const std::vector<std::string>& paths) {
     std::cerr << "simtspec: " << err << "\n";
     return kExitUsage;
   }
-  json::Value header = in[std::find(std::get<std::vector<uint32_t>>(idx).begin(),
-                                    std::get<std::vector<uint32_t>>(idx).end(), 0u) -
-                          std::get<std::vector<uint32_t>>(idx).begin()]
-                           .header;
+  json::Value header = in[std::find(index.begin(), index.end(), 0u) - index.begin()].header;
   header["shard"] = "0/1";
   json::Array from(paths.size());
-  for (size_t f = 0; f < paths.size(); ++f)
-    from[std::get<std::vector<uint32_t>>(idx)[f]] = paths[f];
+  for (size_t f = 0; f < paths.size(); ++f) from[index[f]] = paths[f];
   header["merged_from"] = from;
   writer.write(header);
   for (const auto& [key, p] : programs) writer.write(p);
