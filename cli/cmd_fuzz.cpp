@@ -4,13 +4,18 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 
 #include "common.h"
 #include "fuzz.h"
 #include "oracles.h"
+#include "outputs.h"
+#include "results.h"
 #include "stats.h"
 
 namespace simt::cli {
@@ -29,6 +34,9 @@ struct FuzzArgs {
   double shrink_time = gen::FuzzOptions{}.max_shrink_seconds;
   bool print = false;
   bool stats = false;
+  std::string shard;    // oracle.fuzz.shard
+  std::string results;  // oracle.fuzz.results
+  bool keep_going = false;
   CLI::Option* o_seed = nullptr;
   CLI::Option* o_count = nullptr;
   CLI::Option* o_time = nullptr;
@@ -85,6 +93,55 @@ void print_stats(const gen::FuzzResult& r) {
     std::cout << "  " << name
               << ": instructions never generated: " << never(gen::instruction_keys(), st.counters)
               << "\n";
+}
+
+std::string hex64(uint64_t v) {
+  char b[20];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// oracle.fuzz.ignore: the ignore list beside a runner description FILE.toml,
+// FILE.fuzz-ignore.toml, if there is one. False (after a message) when it is malformed.
+bool load_ignore_list(const std::string& runner, std::vector<gen::IgnoreEntry>& out,
+                      std::string& path) {
+  if (!runner.ends_with(".toml")) return true;
+  path = runner.substr(0, runner.size() - 5) + ".fuzz-ignore.toml";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    path.clear();
+    return true;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    std::cerr << "simtspec: " << path << ": cannot be read\n";
+    return false;
+  }
+  auto parsed = gen::parse_ignore_list(text.str());
+  if (auto* e = std::get_if<std::string>(&parsed)) {
+    std::cerr << "simtspec: " << path << ":" << *e << "\n";
+    return false;
+  }
+  out = std::get<std::vector<gen::IgnoreEntry>>(std::move(parsed));
+  return true;
+}
+
+// oracle.fuzz.results: a failure (one signature) as the results file's line.
+json::Value failure_json(const gen::FuzzFailure& f) {
+  json::Value v;
+  v["invariant"] = f.invariant;
+  v["k"] = f.k;
+  v["seed"] = f.seed;
+  v["signature"] = f.signature;
+  v["count"] = f.count;
+  v["message"] = f.message.substr(0, f.message.find('\n'));
+  if (!f.file.empty()) v["file"] = f.file;
+  if (!f.known.empty()) v["known"] = f.known;
+  json::Value line;
+  line["failure"] = v;
+  return line;
 }
 
 int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
@@ -147,6 +204,56 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
     return kExitUsage;
   }
   o.print_programs = a.print;
+  if (!a.shard.empty()) {
+    auto shard = parse_shard(a.shard);
+    if (!shard) {
+      std::cerr << "simtspec: " << kShardUsage << "\n";
+      return kExitUsage;
+    }
+    std::tie(o.shard, o.shards) = *shard;
+  }
+  o.keep_going = a.keep_going;
+  std::vector<gen::IgnoreEntry> ignore_list;
+  std::string ignore_path;
+  if (!load_ignore_list(a.runner, ignore_list, ignore_path)) return kExitUsage;
+  if (!ignore_list.empty())
+    o.ignore = [&ignore_list](const std::string& sig) { return gen::ignored_by(ignore_list, sig); };
+  // oracle.fuzz.results: the header now, a line per program as it is committed.
+  reports::JsonlWriter results;
+  if (!a.results.empty()) {
+    std::string err;
+    if (!results.open(a.results, err)) {
+      std::cerr << "simtspec: " << err << "\n";
+      return kExitUsage;
+    }
+    json::Value h;
+    h["schema"] = "simtspec-fuzz/1";
+    h["simtspec"] = SIMT_VERSION;
+    h["seed"] = o.seed;
+    h["count"] = o.count;
+    if (!o.count) h["time"] = o.seconds;
+    json::Array names;
+    for (const auto& i : o.invariants) names.emplace_back(i);
+    h["invariants"] = names;
+    h["shard"] = std::to_string(o.shard) + "/" + std::to_string(o.shards);
+    h["runner"] = runner ? runner->name() : std::string("reference");
+    h["max_size"] = static_cast<int64_t>(o.max_size);
+    h["keep_going"] = o.keep_going;
+    if (!ignore_path.empty()) h["ignore"] = ignore_path;
+    h["host"] = host_json();
+    h["started"] = now_iso();
+    results.write(h);
+    o.on_program = [&results](const gen::ProgramRecord& p) {
+      json::Value v;
+      v["invariant"] = p.invariant;
+      v["k"] = p.k;
+      v["seed"] = p.seed;
+      v["verdict"] = p.verdict;
+      v["hash"] = hex64(p.hash);
+      if (!p.signature.empty()) v["signature"] = p.signature;
+      results.write(v);
+    };
+  }
   if (a.stats)
     o.after_check = [](const gen::Invariant&, uint64_t, const gen::Program& p, gen::Check& c) {
       gen::count_constructs(p, c, c.counts);
@@ -157,6 +264,9 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
     std::cout << ", " << o.count << " programs each";
   else
     std::cout << ", for " << o.seconds << " s";
+  if (o.shards > 1)
+    std::cout << ", shard " << o.shard << "/" << o.shards << " (programs k with k mod " << o.shards
+              << " = " << o.shard << ")";
   std::cout << ", " << o.jobs << " job(s)\n" << std::flush;
   gen::FuzzResult r =
       gen::fuzz(o, [](const std::string& line) { std::cout << line << "\n"
@@ -170,6 +280,7 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
                   static_cast<unsigned long long>(st.failures),
                   st.seconds > 0 ? static_cast<double>(st.programs) / st.seconds : 0.0);
     std::cout << buf;
+    if (st.ignored) std::cout << "  " << st.ignored << " ignored";
     if (st.unsupported)
       std::cout << "  " << st.unsupported << " unsupported (e.g. " << st.unsupported_reason << ")";
     if (st.errors) std::cout << "  " << st.errors << " error(s)";
@@ -198,6 +309,44 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
       for (const auto& [n, why] : by_count) std::cout << "  " << n << "  " << why << "\n";
     }
   }
+  // oracle.fuzz.dedupe: each signature once, with its count and its case.
+  uint64_t failing = 0, ignored = 0;
+  for (const auto& f : r.failures) {
+    failing += f.count;
+    std::cout << "failure " << f.signature << "  x" << f.count << "  "
+              << (!f.file.empty()    ? f.file
+                  : !f.known.empty() ? "known signature, see " + f.known
+                                     : std::string("(no test written)"))
+              << "\n";
+  }
+  for (const auto& [sig, ig] : r.ignored) {
+    ignored += ig.count;
+    std::cout << "ignored " << sig << "  x" << ig.count << "  (" << ig.reason << ")\n";
+  }
+  if (!a.results.empty()) {
+    for (const auto& f : r.failures) results.write(failure_json(f));
+    for (const auto& [sig, ig] : r.ignored) {
+      json::Value v;
+      v["signature"] = sig;
+      v["count"] = ig.count;
+      v["reason"] = ig.reason;
+      v["first_seed"] = ig.first_seed;
+      json::Value line;
+      line["ignored"] = v;
+      results.write(line);
+    }
+    json::Value sum;
+    sum["programs"] = r.programs;
+    sum["failing"] = failing;
+    sum["signatures"] = static_cast<uint64_t>(r.failures.size());
+    sum["ignored"] = ignored;
+    sum["errors"] = static_cast<uint64_t>(r.errors.size());
+    sum["seconds"] = r.seconds;
+    json::Value last;
+    last["summary"] = sum;
+    results.write(last);
+    results.close();
+  }
   char total[128];
   std::snprintf(
       total, sizeof total, "fuzz: %llu programs in %.1f s (%.0f programs/s), %zu failure(s)",
@@ -206,6 +355,7 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
   std::cout << total;
   // oracle.fuzz, oracle.fuzz.jobs: a check that went wrong (a worker process died) is an error.
   if (!r.errors.empty()) std::cout << ", " << r.errors.size() << " error(s)";
+  if (ignored) std::cout << ", " << ignored << " ignored";
   std::cout << "\n";
   return r.failures.empty() && r.errors.empty() && !checked_nothing ? kExitOk : kExitFail;
 }
@@ -244,6 +394,14 @@ void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_flag("--stats", a->stats,
                 "count the constructs of the programs checked (statement kinds, instructions, "
                 "operand forms, launch settings, outcomes) and name those never generated");
+  cmd->add_option("--shard", a->shard,
+                  "check shard I of N (I/N): program k of each invariant goes to shard k mod N");
+  cmd->add_option("--results", a->results,
+                  "write each program checked, the failures and a summary to this JSON-lines "
+                  "file (for simtspec merge)");
+  cmd->add_flag("--keep-going", a->keep_going,
+                "go on past an invariant's failures: each new signature is shrunk, duplicates "
+                "counted");
   cmd->add_flag("--print", a->print,
                 "print each generated program, as text simtspec run accepts, with its verdict");
   cmd->callback([a, &exit_code, argv0] { exit_code = run_fuzz(*a, argv0); });

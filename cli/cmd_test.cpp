@@ -20,6 +20,7 @@
 #include "harness.h"
 #include "html.h"
 #include "lint.h"
+#include "outputs.h"
 #include "protocol.h"
 #include "reference.h"
 #include "results.h"
@@ -29,44 +30,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-json::Value host_json() {
-  json::Value h;
-  char name[256] = {0};
-  ::gethostname(name, sizeof name - 1);
-  h["hostname"] = std::string(name);
-  utsname u{};
-  if (::uname(&u) == 0) h["os"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
-  h["cpus"] = std::thread::hardware_concurrency();
-  return h;
-}
-
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
   for (std::string item; std::getline(ss, item, ',');)
     if (!item.empty()) out.push_back(item);
   return out;
-}
-
-// Writes junit.xml, results.json and the HTML site next to results.jsonl.
-int write_outputs(reports::ResultsFile rf, const std::string& out, const std::string& spec_dir) {
-  std::ofstream(out + "/junit.xml") << reports::junit_xml(rf);
-  std::ofstream(out + "/results.json") << json::dump(reports::document(rf), 1) << "\n";
-  std::vector<reports::ResultsFile> files;
-  files.push_back(std::move(rf));
-  std::string err = reports::write_html(files, harness::load_clauses(spec_dir), out);
-  if (!err.empty()) {
-    std::cerr << "simtspec: report: " << err << "\n";
-    return kExitUsage;
-  }
-  return kExitOk;
 }
 
 struct TestArgs {
@@ -205,15 +174,12 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   o.runner_arg = absolute_arg(a.runner);
   o.simtspec = self_path(argv0);
   if (!a.shard.empty()) {
-    unsigned i = 0, n = 0;
-    char slash = 0;
-    std::istringstream ss(a.shard);
-    if (!(ss >> i >> slash >> n) || slash != '/' || n == 0 || i >= n || !ss.eof()) {
-      std::cerr << "simtspec: --shard must be I/N with 0 <= I < N, e.g. 0/4\n";
+    auto shard = parse_shard(a.shard);
+    if (!shard) {
+      std::cerr << "simtspec: " << kShardUsage << "\n";
       return kExitUsage;
     }
-    o.shard_index = i;
-    o.shard_count = n;
+    std::tie(o.shard_index, o.shard_count) = *shard;
   }
   auto opened = runners::open_runner(
       a.runner, a.timeout > 0 ? std::optional<double>(a.timeout) : std::nullopt);

@@ -21,7 +21,9 @@
 
 #include "fuzz_wire.h"
 #include "generate.h"
+#include "harness.h"
 #include "host/host.h"
+#include "host/toml_text.h"
 #include "json.h"
 #include "shrink.h"
 
@@ -39,6 +41,84 @@ int program_size(uint64_t seed, int max_size) {
   uint64_t z = seed * 0x9E3779B97F4A7C15ull;
   z ^= z >> 31;
   return 1 + static_cast<int>(z % static_cast<uint64_t>(std::max(1, max_size)));
+}
+
+uint64_t shard_programs(uint64_t count, uint64_t shard, uint64_t shards) {
+  if (shards <= 1) return count;
+  return count > shard ? (count - shard - 1) / shards + 1 : 0;
+}
+
+uint64_t shard_program(uint64_t i, uint64_t shard, uint64_t shards) {
+  return shards <= 1 ? i : shard + i * shards;
+}
+
+uint64_t text_hash(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string failure_signature(const std::string& invariant, const Check& c) {
+  auto part = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+  if (!c.difference) return invariant + "/other/-/-";
+  return invariant + "/" + part(c.difference->kind) + "/" + part(c.difference->event) + "/" +
+         part(c.difference->family);
+}
+
+std::variant<std::vector<IgnoreEntry>, std::string> parse_ignore_list(std::string_view text) {
+  auto parsed = host::parse_toml(text);
+  if (auto* e = std::get_if<host::TomlError>(&parsed))
+    return std::to_string(e->line) + ": " + e->message;
+  const host::TomlDoc& doc = std::get<host::TomlDoc>(parsed);
+  auto where = [&](const toml::value& v) { return std::to_string(doc.line(v)) + ": "; };
+  std::vector<IgnoreEntry> out;
+  if (!doc.root.is_table()) return std::string("1: not a TOML table");
+  for (const auto& [key, v] : doc.root.as_table()) {
+    if (key != "ignore")
+      return where(v) + "unknown key '" + key + "' (an ignore list holds [[ignore]] tables)";
+    if (!v.is_array()) return where(v) + "'ignore' must be an array of tables ([[ignore]])";
+    for (const auto& entry : v.as_array()) {
+      if (!entry.is_table()) return where(entry) + "each [[ignore]] must be a table";
+      IgnoreEntry e;
+      e.line = doc.line(entry);
+      for (const auto& [k, x] : entry.as_table()) {
+        std::string* field = k == "signature" ? &e.signature : k == "reason" ? &e.reason : nullptr;
+        if (!field) return where(x) + "unknown key '" + k + "' in [[ignore]] (signature, reason)";
+        if (!x.is_string() || x.as_string().str.empty())
+          return where(x) + "'" + k + "' must be a non-empty string";
+        *field = x.as_string().str;
+      }
+      if (e.signature.empty()) return where(entry) + "[[ignore]] without a signature";
+      if (e.reason.empty()) return where(entry) + "[[ignore]] without a reason";
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> ignored_by(const std::vector<IgnoreEntry>& list,
+                                      const std::string& signature) {
+  for (const auto& e : list)
+    if (harness::glob_match(e.signature, signature)) return e.reason;
+  return std::nullopt;
+}
+
+std::map<std::string, std::string> known_signatures(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  std::string err;
+  const std::vector<std::string> files = harness::discover({dir}, err);
+  if (!err.empty()) return out;
+  const harness::Suite suite = harness::load_suite(files);
+  for (const auto& t : suite.tests) {
+    const json::Value* sig = t.origin.is_object() ? t.origin.find("signature") : nullptr;
+    if (sig && sig->is_string()) out.emplace(sig->as_string(), t.path);
+  }
+  return out;
 }
 
 Program generate_one(const Invariant& inv, uint64_t seed, int max_size,
@@ -134,6 +214,7 @@ std::string regression_test(const FuzzFailure& f, const Check& expected,
   kv("invariant", toml_string(f.invariant));
   if (!runner_name.empty()) kv("runner", toml_string(runner_name));
   if (f.shrink_out_of_time) kv("minimal", "false");  // oracle.shrink: time budget used up
+  if (!f.signature.empty()) kv("signature", toml_string(f.signature));  // oracle.regress.promote
   kv("message", toml_string(first_line(f.message).substr(0, 300)));
   if (!expected.policies.empty()) {
     h += "; [matrix]\n";
@@ -172,6 +253,23 @@ using wire::ItemResult;
 using Verdict = ItemResult::Verdict;
 using LogFn = std::function<void(const std::string&)>;
 
+// oracle.fuzz.results: a verdict as the results file names it.
+std::string verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Holds:
+      return "holds";
+    case Verdict::Fails:
+      return "fails";
+    case Verdict::Unsupported:
+      return "unsupported";
+    case Verdict::Skipped:
+      return "skipped";
+    case Verdict::Error:
+      return "error";
+  }
+  return "error";
+}
+
 // oracle.fuzz.seeds: the command that regenerates program `seed` of an invariant.
 std::string reproduce_command(const FuzzOptions& o, const std::string& invariant, uint64_t seed) {
   return o.simtspec + " fuzz --invariant " + invariant + " --seed " + std::to_string(seed) +
@@ -187,7 +285,7 @@ ItemResult check_item(const FuzzOptions& o, const Invariant& inv, uint64_t k,
   ItemResult r;
   r.invariant = inv.name;
   r.k = k;
-  const uint64_t seed = program_seed(o.seed, k);
+  const uint64_t seed = program_seed(o.seed, shard_program(k, o.shard, o.shards));
   const auto t0 = Clock::now();
   try {
     Program p;
@@ -211,11 +309,15 @@ ItemResult check_item(const FuzzOptions& o, const Invariant& inv, uint64_t k,
       r.message = std::move(c.unsupported);
     else if (r.verdict == Verdict::Fails)
       r.message = std::move(c.message);
+    if (r.verdict == Verdict::Fails) r.signature = failure_signature(inv.name, c);
     r.counters = std::move(c.counts);
-    if (o.print_programs) {
+    if (o.print_programs || o.on_program) {
       // The host script as comments: `simtspec run --host` takes it from a file.
-      for (const std::string& line : host_lines(p.host)) r.text += "; " + line + "\n";
-      r.text += print(p);
+      std::string text;
+      for (const std::string& line : host_lines(p.host)) text += "; " + line + "\n";
+      text += print(p);
+      if (o.on_program) r.hash = text_hash(text);
+      if (o.print_programs) r.text = std::move(text);
     }
   } catch (const std::exception& e) {
     r.verdict = Verdict::Error;
@@ -239,7 +341,10 @@ class Run {
         log_(log),
         res_(res),
         fail_k_(invs_.size(), kNone),
-        total_(o.count ? o.count * invs_.size() : kNone) {}
+        per_invariant_(shard_programs(o.count, o.shard, o.shards)),
+        total_(o.count ? per_invariant_ * invs_.size() : kNone) {
+    if (!o.out_dir.empty()) known_ = known_signatures(o.out_dir);
+  }
 
   uint64_t total() const { return total_; }  // kNone: until the time is up
   uint64_t next() const { return next_; }    // the first item not committed
@@ -295,7 +400,7 @@ class Run {
     if (!total_ || total_ == kNone) return 0;
     uint64_t want = 0, got = 0;
     for (size_t j = 0; j < invs_.size(); ++j) {
-      want += fail_k_[j] == kNone ? o_.count : fail_k_[j] + 1;
+      want += fail_k_[j] == kNone ? per_invariant_ : fail_k_[j] + 1;
       auto st = res_.stats.find(invs_[j]->name);
       if (st != res_.stats.end()) got += st->second.programs;
     }
@@ -316,7 +421,8 @@ class Run {
   void commit_one(uint64_t item, ItemResult& r,
                   const std::function<void(size_t, uint64_t)>& on_failure) {
     const Invariant& inv = invariant(item);
-    const uint64_t kk = k(item), seed = program_seed(o_.seed, kk);
+    const uint64_t kk = k(item), global_k = shard_program(kk, o_.shard, o_.shards),
+                   seed = program_seed(o_.seed, global_k);
     if (r.verdict == Verdict::Skipped) {
       // Only programs past a failure are skipped, and those are not wanted.
       r.verdict = Verdict::Error;
@@ -334,6 +440,7 @@ class Run {
             : r.verdict == Verdict::Fails     ? "FAILS: " + first_line(r.message)
                                               : "ERROR: " + first_line(r.message)) +
            "\n" + r.text);
+    std::string verdict = verdict_name(r.verdict);
     switch (r.verdict) {
       case Verdict::Unsupported:
         if (!st.unsupported++) st.unsupported_reason = r.message;
@@ -343,33 +450,73 @@ class Run {
         ++st.errors;
         error({inv.name, seed, r.message});
         break;
-      case Verdict::Fails:
+      case Verdict::Fails: {
+        if (r.signature.empty()) r.signature = inv.name + "/other/-/-";
+        // oracle.fuzz.ignore: counted apart, and the invariant goes on.
+        if (auto why = o_.ignore ? o_.ignore(r.signature) : std::nullopt) {
+          verdict = "ignored";
+          ++st.ignored;
+          auto [at, first] = res_.ignored.try_emplace(r.signature);
+          if (first) {
+            at->second.reason = *why;
+            at->second.first_seed = seed;
+            log_(inv.name + ": ignored failure on program seed " + std::to_string(seed) + ": " +
+                 r.signature + " (" + *why + ")");
+          }
+          ++at->second.count;
+          break;
+        }
         ++st.failures;
-        fail_k_[item % invs_.size()] = kk;
-        ++failed_;
-        on_failure(item % invs_.size(), kk);
-        shrink_failure(inv, seed, r.message);
+        // oracle.fuzz.dedupe: a signature seen before is counted under its first failure.
+        if (auto seen = by_signature_.find(r.signature); seen != by_signature_.end()) {
+          ++res_.failures[seen->second].count;
+          break;
+        }
+        if (!o_.keep_going) {
+          fail_k_[item % invs_.size()] = kk;
+          ++failed_;
+          on_failure(item % invs_.size(), kk);
+        }
+        by_signature_[r.signature] = res_.failures.size();
+        shrink_failure(inv, seed, global_k, r.message, r.signature);
         break;
+      }
       case Verdict::Holds:
       case Verdict::Skipped:
         break;
     }
+    if (o_.on_program) o_.on_program({inv.name, global_k, seed, verdict, r.hash, r.signature});
   }
 
   // oracle.shrink, oracle.regress: the failing program is generated again from its
   // seed here (the process that checked it may be another) and checked again, for
   // the expectation a regression test needs; then shrunk and written.
-  void shrink_failure(const Invariant& inv, uint64_t seed, const std::string& message) {
+  void shrink_failure(const Invariant& inv, uint64_t seed, uint64_t global_k,
+                      const std::string& message, const std::string& signature) {
     FuzzFailure f;
     f.invariant = inv.name;
     f.seed = seed;
+    f.k = global_k;
+    f.signature = signature;
     f.size = program_size(seed, o_.max_size);
     f.original_message = message;
     Check c = check_one(inv, seed, o_.max_size, o_.runner, &f.original);
     f.original_instructions = instruction_count(f.original);
+    // oracle.regress.promote: a signature a regression test already carries is known.
+    if (auto at = known_.find(signature); at != known_.end()) {
+      f.known = at->second;
+      f.shrunk = f.original;
+      f.shrunk_instructions = f.original_instructions;
+      f.message = message;
+      log_(inv.name + ": FAILED on program seed " + std::to_string(seed) + ": " +
+           first_line(message) + "\n  signature " + signature + ": known signature, see " +
+           f.known + "\n  reproduce: " + reproduce_command(o_, inv.name, seed));
+      res_.failures.push_back(std::move(f));
+      return;
+    }
     log_(inv.name + ": FAILED on program seed " + std::to_string(seed) + " (" +
          std::to_string(f.original_instructions) + " instructions): " + first_line(message) +
-         "; shrinking");
+         "; signature " + signature + "; shrinking");
     if (c.ok) {
       // A flaky implementation: nothing to shrink against, no expectation.
       f.shrunk = f.original;
@@ -409,6 +556,7 @@ class Run {
       fs::path file = fs::path(o_.out_dir) / regression_file_name(inv.name, seed);
       std::ofstream(file) << regression_test(f, final_check, o_.runner ? o_.runner->name() : "");
       f.file = file.string();
+      known_.emplace(signature, f.file);
     }
     log_(inv.name + ": shrunk to " + std::to_string(f.shrunk_instructions) + " instructions in " +
          std::to_string(f.shrink_attempts) + " attempts" +
@@ -424,7 +572,10 @@ class Run {
   FuzzResult& res_;
   std::vector<uint64_t> fail_k_;  // per invariant: its failing program, or kNone
   size_t failed_ = 0;
+  uint64_t per_invariant_;  // programs of each invariant in a --count run (this shard's)
   uint64_t total_;
+  std::map<std::string, size_t> by_signature_;  // oracle.fuzz.dedupe: index in res_.failures
+  std::map<std::string, std::string> known_;    // oracle.regress.promote: signature -> test
   uint64_t next_ = 0;
   std::map<uint64_t, ItemResult> pending_;  // taken, not yet committed
 };

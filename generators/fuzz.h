@@ -9,12 +9,23 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "oracles.h"
 #include "program.h"
 
 namespace simt::gen {
+
+// oracle.fuzz.results: one program checked, as a run's results file records it.
+struct ProgramRecord {
+  std::string invariant;
+  uint64_t k = 0, seed = 0;  // its number in the unsharded run, and its seed
+  std::string verdict;       // holds, fails, ignored, unsupported, error
+  uint64_t hash = 0;         // text_hash of the program's text (host script included)
+  std::string signature;     // of a failure (oracle.fuzz.signature)
+};
 
 struct FuzzOptions {
   std::vector<std::string> invariants;  // names; must exist
@@ -40,6 +51,15 @@ struct FuzzOptions {
   // after the check; may add per-program counts to `check.counts` (e.g. of the
   // constructs generated), which are summed per invariant (InvariantStats::counters).
   std::function<void(const Invariant&, uint64_t seed, const Program&, Check& check)> after_check;
+  // oracle.fuzz.shard: this run checks only the programs k with k mod shards == shard.
+  uint64_t shard = 0, shards = 1;
+  // oracle.fuzz.dedupe: go on past an invariant's failures; a failure whose
+  // signature the run has seen is counted under the first, not shrunk.
+  bool keep_going = false;
+  // oracle.fuzz.ignore: why a failure with this signature is ignored (nullopt: it is not).
+  std::function<std::optional<std::string>(const std::string& signature)> ignore;
+  // oracle.fuzz.results: told of each program checked, in program order, in this process.
+  std::function<void(const ProgramRecord&)> on_program;
 };
 
 struct FuzzFailure {
@@ -54,6 +74,12 @@ struct FuzzFailure {
   size_t shrink_attempts = 0;
   bool shrink_out_of_time = false;  // the time budget ended shrinking early
   std::string file;                 // the regression test written, if any
+  uint64_t k = 0;                   // the program's number (seed - the run's seed)
+  std::string signature;            // oracle.fuzz.signature
+  uint64_t count = 1;  // oracle.fuzz.dedupe: failing programs with this signature in the run
+  // oracle.regress.promote: the regression test already in the folder with this
+  // signature (then nothing is written and the failure is not shrunk).
+  std::string known;
 };
 
 struct InvariantStats {
@@ -63,9 +89,10 @@ struct InvariantStats {
   // Unsupported programs by reason: the message up to its first " (" (details such
   // as a seed or a first difference dropped), at most 160 characters.
   std::map<std::string, uint64_t> unsupported_reasons;
-  uint64_t failures = 0;
-  uint64_t errors = 0;  // programs whose check went wrong (FuzzResult::errors)
-  double seconds = 0;   // summed over jobs
+  uint64_t failures = 0;  // failing programs, duplicates included, ignored ones not
+  uint64_t ignored = 0;   // oracle.fuzz.ignore: failing programs an ignore entry matched
+  uint64_t errors = 0;    // programs whose check went wrong (FuzzResult::errors)
+  double seconds = 0;     // summed over jobs
   // Check::counts summed over the programs counted in `programs`.
   std::map<std::string, uint64_t> counters;
 };
@@ -78,9 +105,18 @@ struct FuzzError {
   std::string message;
 };
 
+// oracle.fuzz.ignore: the failures a run ignored with one signature.
+struct IgnoredFailures {
+  uint64_t count = 0;
+  std::string reason;  // the ignore entry's
+  uint64_t first_seed = 0;
+};
+
 struct FuzzResult {
   std::map<std::string, InvariantStats> stats;
-  std::vector<FuzzFailure> failures;  // in the order found (lowest program number first)
+  // One per signature (oracle.fuzz.dedupe), in the order found (lowest program number first).
+  std::vector<FuzzFailure> failures;
+  std::map<std::string, IgnoredFailures> ignored;  // by signature
   std::vector<FuzzError> errors;
   uint64_t programs = 0;
   double seconds = 0;  // wall time
@@ -89,6 +125,36 @@ struct FuzzResult {
 // The seed and size of program k (oracle.fuzz.seeds).
 uint64_t program_seed(uint64_t base, uint64_t k);
 int program_size(uint64_t seed, int max_size);
+
+// oracle.fuzz.shard: how many programs of each invariant a --count run of shard
+// `shard` of `shards` checks (those k < count with k mod shards == shard), and the
+// number k of its i-th program.
+uint64_t shard_programs(uint64_t count, uint64_t shard, uint64_t shards);
+uint64_t shard_program(uint64_t i, uint64_t shard, uint64_t shards);
+
+// oracle.fuzz.results: 64-bit FNV-1a of a program's text.
+uint64_t text_hash(std::string_view text);
+
+// oracle.fuzz.signature: "INVARIANT/KIND/EVENT/FAMILY" of a failing check, "-" for
+// a part it lacks; KIND is "other" when the check names no first difference.
+std::string failure_signature(const std::string& invariant, const Check& c);
+
+// oracle.fuzz.ignore: an implementation's ignore list (`NAME.fuzz-ignore.toml`
+// beside its runner description): [[ignore]] tables with `signature` (a glob over
+// failure signatures) and `reason`, both non-empty strings.
+struct IgnoreEntry {
+  std::string signature, reason;
+  uint32_t line = 0;
+};
+// The entries of an ignore list's text, or "LINE: message" for the first problem.
+std::variant<std::vector<IgnoreEntry>, std::string> parse_ignore_list(std::string_view text);
+// The reason of the first entry whose glob matches `signature`.
+std::optional<std::string> ignored_by(const std::vector<IgnoreEntry>& list,
+                                      const std::string& signature);
+
+// oracle.regress.promote: the regression tests in `dir` (recursively) by the
+// signature in their [origin]; the first in path order for a signature.
+std::map<std::string, std::string> known_signatures(const std::string& dir);
 
 // Generates program `seed` for an invariant (thread-safe).
 // With `caps`, within the capabilities of the implementation under test.

@@ -18,6 +18,8 @@ enum Tag : uint8_t {
   TSeconds = 5,
   TCounters = 6,
   TText = 7,
+  TSignature = 8,
+  THash = 9,
 };
 
 void put_varint(std::string& out, uint64_t v) {
@@ -118,6 +120,14 @@ std::string encode(const ItemResult& r) {
     put_head(out, TText, Bytes);
     put_bytes(out, r.text);
   }
+  if (!r.signature.empty()) {
+    put_head(out, TSignature, Bytes);
+    put_bytes(out, r.signature);
+  }
+  if (r.hash) {
+    put_head(out, THash, Fixed64);
+    for (int i = 0; i < 8; ++i) out += static_cast<char>(r.hash >> (8 * i));
+  }
   return out;
 }
 
@@ -177,6 +187,14 @@ std::optional<ItemResult> decode(std::string_view bytes) {
       case TText:
         if (!expect(Bytes)) return std::nullopt;
         r.text = std::move(str);
+        break;
+      case TSignature:
+        if (!expect(Bytes)) return std::nullopt;
+        r.signature = std::move(str);
+        break;
+      case THash:
+        if (!expect(Fixed64)) return std::nullopt;
+        r.hash = num;
         break;
       default:
         break;  // a field this reader does not know

@@ -33,7 +33,9 @@ struct ItemResult {
   double seconds = 0;  // spent generating and checking it
   // Per-program counts (Check::counts), summed per invariant by the parent.
   std::map<std::string, uint64_t> counters;
-  std::string text;  // the printed program, with --print
+  std::string text;       // the printed program, with --print
+  std::string signature;  // of a failure (oracle.fuzz.signature)
+  uint64_t hash = 0;      // of the program's text, when FuzzOptions::on_program is set
 
   bool operator==(const ItemResult&) const = default;
 };

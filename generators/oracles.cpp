@@ -569,21 +569,54 @@ harness::Layout layout_of(const Program& p) {
   return l;
 }
 
+}  // namespace
+
+// oracle.fuzz.signature
+Difference difference_of(const harness::Verdict& v, const runners::RunResult& ref,
+                         const runners::RunResult& got, const exec::Program& prog) {
+  Difference d;
+  const json::Value* kind = v.first_diff.find("kind");
+  const json::Value* field = v.first_diff.find("field");
+  if (kind && kind->is_string() && kind->as_string() == "buffer")
+    d.kind = "buffer";
+  else if (field && field->is_string())
+    d.kind = field->as_string().substr(0, field->as_string().find('.'));
+  else
+    d.kind = "other";
+  const std::optional<model::Event>& e = ref.outcome.event ? ref.outcome.event : got.outcome.event;
+  if (e) {
+    d.event = e->name;
+    if (e->pc < prog.insns.size()) {
+      const isa::OpInfo& op = isa::info(prog.insns[e->pc].op);
+      d.family = std::string(isa::feature_name(op.feature)) + "." +
+                 std::string(isa::family_name(op.family));
+    }
+  }
+  return d;
+}
+
+namespace {
+
 // oracle.invariant.differential, oracle.invariant.image_exchange: runs `req` on
 // the implementation and compares its outcome with the reference's `ref`. False
 // when `c` is the check's answer (unsupported, an error, a difference).
-bool implementation_matches(const Program& p, const runners::RunRequest& req,
-                            const runners::RunResult& ref, OracleContext& ctx, Check& c,
-                            runners::RunResult& got) {
+bool implementation_matches(const Program& p, const exec::Program& prog,
+                            const runners::RunRequest& req, const runners::RunResult& ref,
+                            OracleContext& ctx, Check& c, runners::RunResult& got) {
   got = ctx.runner->run(req);
   if (got.kind == runners::RunResult::Kind::Unsupported) {
     c.unsupported = "the implementation: " + got.message;
     return false;
   }
-  if (got.kind == runners::RunResult::Kind::Error)
+  if (got.kind == runners::RunResult::Kind::Error) {
+    c.difference = Difference{"error", "", ""};
     return c.ok = false, c.message = run_error(*ctx.runner, got), false;
+  }
   harness::Verdict v = harness::compare_with_reference(ref, got, layout_of(p));
-  if (!v.ok) return c.ok = false, c.message = ctx.runner->name() + ": " + v.message, false;
+  if (!v.ok) {
+    c.difference = difference_of(v, ref, got, prog);
+    return c.ok = false, c.message = ctx.runner->name() + ": " + v.message, false;
+  }
   return true;
 }
 
@@ -600,7 +633,7 @@ Check differential(const Program& p, const std::string& text, OracleContext& ctx
   if (!status_as_intended(p, ref.outcome.status, "on the reference the program", c)) return c;
   if (!runnable(*loaded, req, ctx, c)) return c;
   runners::RunResult got;
-  if (!implementation_matches(p, req, ref, ctx, c, got)) return c;
+  if (!implementation_matches(p, *loaded->program, req, ref, ctx, c, got)) return c;
   return c;
 }
 
@@ -916,12 +949,15 @@ Check image_exchange(const Program& p, const std::string&, OracleContext& ctx) {
   c.expected = ref.outcome;
   if (!ref.image) return failing("the reference returned no image of its preemption");
   runners::RunResult got;
-  if (!implementation_matches(p, req, ref, ctx, c, got)) return c;
+  if (!implementation_matches(p, *b->program, req, ref, ctx, c, got)) return c;
   if (!got.image)
     return c.ok = false, c.message = ctx.runner->name() + " returned no image of its preemption", c;
   // runner.preempt: byte-exact images, the first difference named by its field.
   harness::Verdict bytes = harness::compare_images(ref, got);
-  if (!bytes.ok) return c.ok = false, c.message = ctx.runner->name() + ": " + bytes.message, c;
+  if (!bytes.ok) {
+    c.difference = difference_of(bytes, ref, got, *b->program);
+    return c.ok = false, c.message = ctx.runner->name() + ": " + bytes.message, c;
+  }
   for (int side = 0; side < 2; ++side) {
     runners::RunRequest from = req;
     from.image = false;

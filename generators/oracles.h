@@ -18,7 +18,19 @@
 #include "program.h"
 #include "runner.h"
 
+namespace simt::harness {
+struct Verdict;
+}
+
 namespace simt::gen {
+
+// oracle.fuzz.signature: what a failing check found to differ first, as data: the
+// kind ("status", "event", "buffer", "image", "error", ...), the event involved
+// ("" if none) and the instruction family (isa::family_name, with its feature:
+// "alu.binary") at the event's pc ("" if none).
+struct Difference {
+  std::string kind, event, family;
+};
 
 struct Check {
   bool ok = true;
@@ -43,7 +55,18 @@ struct Check {
   // The host script a regression test carries as [[host]] (trap.host.toml), when
   // the program it holds runs with one.
   std::vector<syntax::HostStep> host;
+  // A failing check that names its first difference (differential does).
+  std::optional<Difference> difference;
 };
+
+// oracle.fuzz.signature: the first difference of a failed comparison of an
+// implementation's result `got` with the reference's `ref` (harness::Verdict of
+// runner.firstdiff), as data: the kind (a buffer, or the field's first part:
+// status, event, image, ...; "other" without a first difference), the event
+// involved (the reference's, else the implementation's) and the family of the
+// instruction of `prog` at that event's pc.
+Difference difference_of(const harness::Verdict& v, const runners::RunResult& ref,
+                         const runners::RunResult& got, const exec::Program& prog);
 
 // A check that failed with a message.
 Check failing(std::string message);

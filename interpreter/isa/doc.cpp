@@ -23,10 +23,6 @@ std::string instruction_table() {
   std::string out =
       "| mnemonic | operands | family | feature | control | mode | clause | summary |\n"
       "|---|---|---|---|---|---|---|---|\n";
-  static constexpr const char* kFamilies[] = {
-      "unary",  "binary", "compare",  "select",  "pred",        "load",        "store",
-      "ballot", "vote",   "readlane", "shuffle", "atomic.lane", "atomic.warp", "control"};
-  static_assert(std::size(kFamilies) == static_cast<size_t>(isa::Family::Control) + 1);
   for (const auto& row : isa::table()) {
     // Operands are named by kind; sources are lettered A, B, C and predicates
     // P, Q in the order they appear, as the spec chapters name them.
@@ -44,7 +40,7 @@ std::string instruction_table() {
       ops += name;
     }
     out += "| `" + std::string(row.mnemonic) + "` | " + (ops.empty() ? "" : "`" + ops + "`") +
-           " | " + kFamilies[static_cast<size_t>(row.family)] + " | " +
+           " | " + std::string(isa::family_name(row.family)) + " | " +
            std::string(isa::feature_name(row.feature)) + " | " +
            std::string(isa::control_name(row.control)) + " | " +
            std::string(isa::mode_name(row.mode)) + " | `" + std::string(row.clause) + "` | " +

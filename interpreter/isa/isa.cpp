@@ -143,6 +143,14 @@ std::string_view operand_kind_name(OperandKind k) {
   return "?";
 }
 
+std::string_view family_name(Family f) {
+  static constexpr std::string_view kNames[] = {
+      "unary",  "binary", "compare",  "select",  "pred",        "load",        "store",
+      "ballot", "vote",   "readlane", "shuffle", "atomic.lane", "atomic.warp", "control"};
+  static_assert(std::size(kNames) == static_cast<size_t>(Family::Control) + 1);
+  return kNames[static_cast<size_t>(f)];
+}
+
 std::string_view control_name(Control c) {
   switch (c) {
     case Control::Next:

@@ -126,6 +126,8 @@ std::optional<Feature> find_feature(std::string_view name);
 std::string_view operand_kind_name(OperandKind k);
 // The names `simtspec doc instructions` gives the Control and Mode columns.
 std::string_view control_name(Control c);
+// The instruction table's `family` column (also oracle.fuzz.signature's family).
+std::string_view family_name(Family f);
 std::string_view mode_name(Mode m);
 
 // ---- special registers (spec/state.md, state.special.*) -------------------------
