@@ -11,6 +11,7 @@
 #include "common.h"
 #include "fuzz.h"
 #include "oracles.h"
+#include "record.h"
 #include "stats.h"
 
 namespace simt::cli {
@@ -29,6 +30,8 @@ struct FuzzArgs {
   double shrink_time = gen::FuzzOptions{}.max_shrink_seconds;
   bool print = false;
   bool stats = false;
+  std::string db;  // results.store.fuzz
+  bool no_db = false;
   CLI::Option* o_seed = nullptr;
   CLI::Option* o_count = nullptr;
   CLI::Option* o_time = nullptr;
@@ -151,6 +154,12 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
     o.after_check = [](const gen::Invariant&, uint64_t, const gen::Program& p, gen::Check& c) {
       gen::count_constructs(p, c, c.counts);
     };
+  Recording record;  // results.store.fuzz
+  if (auto e = record.open(a.db, a.no_db)) {
+    std::cerr << "simtspec: " << *e << "\n";
+    return kExitUsage;
+  }
+  record.begin(fuzz_run_info(o, a.runner, runner.get()));
   std::cout << "fuzz: seed " << o.seed << ", invariants";
   for (const auto& i : o.invariants) std::cout << " " << i;
   if (o.count)
@@ -162,6 +171,7 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
       gen::fuzz(o, [](const std::string& line) { std::cout << line << "\n"
                                                            << std::flush; });
   if (runner) runner->shutdown();
+  record_fuzz(record, r);
   bool checked_nothing = false;
   for (const auto& [name, st] : r.stats) {
     char buf[200];
@@ -244,6 +254,10 @@ void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_flag("--stats", a->stats,
                 "count the constructs of the programs checked (statement kinds, instructions, "
                 "operand forms, launch settings, outcomes) and name those never generated");
+  cmd->add_option(
+      "--db", a->db,
+      std::string("results store to record the run in (default: ") + reports::kDefaultStore + ")");
+  cmd->add_flag("--no-db", a->no_db, "do not record the run in a results store");
   cmd->add_flag("--print", a->print,
                 "print each generated program, as text simtspec run accepts, with its verdict");
   cmd->callback([a, &exit_code, argv0] { exit_code = run_fuzz(*a, argv0); });

@@ -19,6 +19,7 @@
 #include "html.h"
 #include "lint.h"
 #include "protocol.h"
+#include "record.h"
 #include "reference.h"
 #include "results.h"
 
@@ -76,6 +77,8 @@ struct TestArgs {
   std::string shard;
   std::string out;
   std::string spec;
+  std::string db;      // results.store: --db FILE
+  bool no_db = false;  // --no-db
   bool no_differential = false;
   bool quiet = false;
   uint64_t max_steps = 1'000'000;
@@ -190,6 +193,13 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   }
   std::set<const harness::TestFile*> selected_tests;
   for (const auto& c : cases) selected_tests.insert(c.test);
+  // results.store: the run is recorded from its start (a refused store is bad input).
+  Recording record;
+  if (auto e = record.open(a.db, a.no_db)) {
+    std::cerr << "simtspec: " << *e << "\n";
+    runner->shutdown();
+    return kExitUsage;
+  }
 
   reports::ResultsFile rf;
   rf.header["schema"] = reports::kSchema;
@@ -217,6 +227,21 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   opts["max_steps"] = o.max_steps;
   if (a.timeout > 0) opts["timeout"] = a.timeout;
   rf.header["options"] = opts;
+  {
+    reports::RunInfo info;
+    info.kind = "test";
+    info.impl_name = runner->name();
+    info.impl_version = runner->version();
+    info.runner_digest = runner_digest(a.runner);
+    info.suite_version = SIMT_VERSION;
+    std::vector<std::string> test_paths;
+    for (const auto* t : selected_tests) test_paths.push_back(t->path);
+    std::string unread;  // a file that cannot be read leaves the digest empty
+    info.suite_digest = reports::suite_digest(test_paths, unread);
+    info.options = json::dump(opts);
+    info.started = rf.header.find("started")->as_string();
+    record.begin(info);
+  }
 
   reports::JsonlWriter writer;
   if (!a.out.empty()) {
@@ -247,6 +272,7 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
       const std::string& st = rec.find("status")->as_string();
       ++counts[st];
       writer.write(rec);
+      record.add(rec);
       if (!a.out.empty()) rf.records.push_back(rec);  // kept only for the reports
       std::string line;
       std::string key = rec.find("config_key")->as_string();
@@ -279,6 +305,7 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   last["summary"] = rf.summary;
   writer.write(last);
   writer.close();
+  record.finish(rf.summary, sum.interrupted ? "interrupted" : "complete");
   // results.share: the headline says how much of the selection ran.
   const size_t ntests = selected_tests.size();
   std::cout << runner->name() << ": " << reports::share_run(sum.run(), sum.selected) << ", "
@@ -332,6 +359,10 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_option("--out", a->out,
                   "write results.jsonl, results.json, junit.xml and the HTML report here");
   cmd->add_option("--spec", a->spec, "spec folder (default: found from the test paths)");
+  cmd->add_option(
+      "--db", a->db,
+      std::string("results store to record the run in (default: ") + reports::kDefaultStore + ")");
+  cmd->add_flag("--no-db", a->no_db, "do not record the run in a results store");
   cmd->add_flag("--no-differential", a->no_differential, "do not also compare with the reference");
   cmd->add_flag("--quiet", a->quiet, "no progress line");
   cmd->add_option("--max-steps", a->max_steps,
