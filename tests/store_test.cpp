@@ -2,11 +2,14 @@
 // results.history.*): SHA-256 against the NIST vectors, the schema, refusals,
 // migration, records, interrupted and dead runs, two writer processes, the
 // history commands' exact output on a hand-built store, and `simtspec test --db`.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -561,6 +564,57 @@ TEST_F(StoreTest, FuzzRunIsRecorded) {
   EXPECT_EQ(runs[0].counts.at("pass"), 4u);
   EXPECT_NE(runs[0].options.find("\"seed\":7"), std::string::npos) << runs[0].options;
   EXPECT_TRUE(s.results(runs[0].id).empty());
+}
+
+// results.store.interrupted: `simtspec test` stopped by SIGTERM records its run
+// as interrupted, with the results its results file holds.
+TEST_F(StoreTest, AnInterruptedTestRunIsRecordedSo) {
+  const fs::path suite = dir() / "interrupt";
+  test::write_all(suite / "a.simt", test::kSignedCompareTest);
+  test::write_all(suite / "b.simt", test::kRunawayTest);
+  const std::string p = path("interrupt.db");
+  const fs::path out = dir() / "interrupted";
+  const std::string log = (dir() / "interrupt.log").string();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::execl(kBinary.c_str(), "simtspec", "test", suite.c_str(), "--jobs", "1", "--quiet",
+            "--timeout", "60", "--out", out.c_str(), "--db", p.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Once a.simt's two configurations are written, b.simt runs away until the signal.
+  for (int i = 0; i < 400; ++i) {
+    std::string jl = test::read_all(out / "results.jsonl");
+    if (std::count(jl.begin(), jl.end(), '\n') >= 3) break;
+    ::usleep(50 * 1000);
+  }
+  {
+    // Meanwhile the run is recorded as running, by a live process.
+    Store s = open(p);
+    auto runs = s.runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].state, "running");
+    EXPECT_EQ(runs[0].pid, pid);
+    EXPECT_EQ(Store::alive(runs[0]), std::optional<bool>(true));
+  }
+  ::usleep(300 * 1000);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << test::read_all(log);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << test::read_all(log);
+  Store s = open(p);
+  auto runs = s.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].state, "interrupted");
+  EXPECT_EQ(runs[0].selected, 3u);
+  EXPECT_EQ(s.results(runs[0].id).size(), 2u);
+  auto r = simtspec("history --db " + test::shell_quote(p));
+  EXPECT_NE(r.out.find("1 test interrupted "), std::string::npos) << r.out;
 }
 
 }  // namespace
