@@ -254,10 +254,10 @@ void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_flag("--stats", a->stats,
                 "count the constructs of the programs checked (statement kinds, instructions, "
                 "operand forms, launch settings, outcomes) and name those never generated");
-  cmd->add_option(
+  auto* o_db = cmd->add_option(
       "--db", a->db,
       std::string("results store to record the run in (default: ") + reports::kDefaultStore + ")");
-  cmd->add_flag("--no-db", a->no_db, "do not record the run in a results store");
+  cmd->add_flag("--no-db", a->no_db, "do not record the run in a results store")->excludes(o_db);
   cmd->add_flag("--print", a->print,
                 "print each generated program, as text simtspec run accepts, with its verdict");
   cmd->callback([a, &exit_code, argv0] { exit_code = run_fuzz(*a, argv0); });

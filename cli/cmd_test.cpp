@@ -359,10 +359,10 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_option("--out", a->out,
                   "write results.jsonl, results.json, junit.xml and the HTML report here");
   cmd->add_option("--spec", a->spec, "spec folder (default: found from the test paths)");
-  cmd->add_option(
+  auto* o_db = cmd->add_option(
       "--db", a->db,
       std::string("results store to record the run in (default: ") + reports::kDefaultStore + ")");
-  cmd->add_flag("--no-db", a->no_db, "do not record the run in a results store");
+  cmd->add_flag("--no-db", a->no_db, "do not record the run in a results store")->excludes(o_db);
   cmd->add_flag("--no-differential", a->no_differential, "do not also compare with the reference");
   cmd->add_flag("--quiet", a->quiet, "no progress line");
   cmd->add_option("--max-steps", a->max_steps,

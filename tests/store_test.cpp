@@ -507,6 +507,10 @@ TEST_F(StoreTest, TestCommandRecordsItsRun) {
       dir());
   EXPECT_EQ(r2.code, 0) << r2.err;
   EXPECT_FALSE(fs::exists(none / ".simtspec"));
+  // --db and --no-db contradict each other: bad usage.
+  auto both = simtspec("test " + suite + " --quiet --no-db --db " + test::shell_quote(p));
+  EXPECT_EQ(both.code, 2) << both.err;
+  EXPECT_EQ(open(p).runs().size(), 1u);
   // Without --db: the default store under the working directory.
   auto r3 = test::run_command(
       "/bin/sh",
@@ -615,6 +619,25 @@ TEST_F(StoreTest, AnInterruptedTestRunIsRecordedSo) {
   EXPECT_EQ(s.results(runs[0].id).size(), 2u);
   auto r = simtspec("history --db " + test::shell_quote(p));
   EXPECT_NE(r.out.find("1 test interrupted "), std::string::npos) << r.out;
+}
+
+// results.store: a write that fails is reported once through take_error(), and the
+// store goes on working (simtspec warns and stops recording that run).
+TEST_F(StoreTest, AFailedWriteIsReported) {
+  const std::string p = path("failing.db");
+  Store s = open(p);
+  s.add(999, record("t.a", "", "pass"));  // no run 999: the batch breaks a foreign key
+  EXPECT_FALSE(s.finish(999, summary(1, 1, {{"pass", 1}}), "complete"));
+  auto e = s.take_error();
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->find("FOREIGN KEY"), std::string::npos) << *e;
+  EXPECT_FALSE(s.take_error());  // reported once
+  const int64_t id = s.begin_run(info("impl", "1", "2026-11-28T08:00:00Z"));
+  s.add(id, record("t.a", "", "pass"));
+  EXPECT_TRUE(s.finish(id, summary(1, 1, {{"pass", 1}}), "complete"));
+  EXPECT_FALSE(s.take_error());
+  EXPECT_EQ(s.results(id).size(), 1u);
+  EXPECT_TRUE(s.results(999).empty());
 }
 
 }  // namespace
