@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "digest.h"
 #include "results.h"
@@ -210,6 +211,58 @@ int schema_version(sqlite3* db, std::string& why) {
   return std::stoi(v);
 }
 
+bool is_busy(sqlite3* db) {
+  const int c = sqlite3_errcode(db);
+  return c == SQLITE_BUSY || c == SQLITE_LOCKED;
+}
+
+// Checks the file, then creates or migrates the schema (results.store,
+// results.store.migrate): a message on failure, with `busy` set when another
+// connection's lock caused it. Nothing is written before the file is known to be a
+// store or empty.
+std::optional<std::string> prepare(sqlite3* db, bool& busy) {
+  auto failed = [&](std::string m, bool in_transaction) {
+    busy = is_busy(db);
+    if (in_transaction) exec(db, "ROLLBACK");
+    return std::optional<std::string>(std::move(m));
+  };
+  std::string why;
+  int version = schema_version(db, why);
+  if (version == -2)
+    return failed("not a simtspec results store (" + why + "); not touched", false);
+  if (version >= 0 && version < kOldestVersion)
+    return "schema version " + std::to_string(version) + " is not one simtspec knows";
+  if (version > kStoreVersion)
+    return "schema version " + std::to_string(version) + " is newer than this simtspec's (" +
+           std::to_string(kStoreVersion) + "); use a newer simtspec";
+  if (auto e = exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;"))
+    return failed(*e, false);
+  if (version == kStoreVersion) return std::nullopt;
+  // Create or migrate in one transaction, looking again inside it: another process
+  // may have done it in between (results.store.concurrency).
+  if (auto e = exec(db, "BEGIN IMMEDIATE")) return failed(*e, false);
+  version = schema_version(db, why);
+  if (version == -2) return failed("not a simtspec results store (" + why + "); not touched", true);
+  if (version > kStoreVersion) return failed("schema version changed while opening", true);
+  if (version == -1) {
+    if (auto e = exec(db, kStoreSchema)) return failed(*e, true);
+    Stmt m(db, "INSERT INTO meta (key, value) VALUES ('format', ?1), ('schema_version', ?2)");
+    m.bind(1, std::string(kFormat)).bind(2, std::to_string(kStoreVersion));
+    if (m.step() != SQLITE_DONE) return failed(errmsg(db), true);
+  } else if (version < kStoreVersion) {
+    for (const Migration& step : kMigrations) {
+      if (step.from < version) continue;
+      if (auto e = exec(db, step.sql))
+        return failed("migrating from version " + std::to_string(step.from) + ": " + *e, true);
+    }
+    Stmt m(db, "UPDATE meta SET value = ?1 WHERE key = 'schema_version'");
+    m.bind(1, std::to_string(kStoreVersion));
+    if (m.step() != SQLITE_DONE) return failed(errmsg(db), true);
+  }
+  if (auto e = exec(db, "COMMIT")) return failed(*e, true);
+  return std::nullopt;
+}
+
 }  // namespace sqlstore
 
 using namespace sqlstore;
@@ -252,43 +305,17 @@ std::variant<Store, std::string> Store::open(const std::string& path) {
     return where + (db ? errmsg(db) : std::string("cannot open"));
   sqlite3_busy_timeout(db, kBusyMs);
   sqlite3_extended_result_codes(db, 0);
-  // results.store: nothing is written before the file is known to be a store (or empty).
-  std::string why;
-  int version = schema_version(db, why);
-  if (version == -2) return where + "not a simtspec results store (" + why + "); not touched";
-  if (version > kStoreVersion)
-    return where + "schema version " + std::to_string(version) +
-           " is newer than this simtspec's (" + std::to_string(kStoreVersion) +
-           "); use a newer simtspec";
-  if (auto e = exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;")) return where + *e;
-  if (version == kStoreVersion) return Store(std::move(impl));
-  // Create or migrate in one transaction, looking again inside it: another process
-  // may have done it in between (results.store.concurrency).
-  if (auto e = exec(db, "BEGIN IMMEDIATE")) return where + *e;
-  auto fail = [&](const std::string& m) {
-    exec(db, "ROLLBACK");
-    return where + m;
-  };
-  version = schema_version(db, why);
-  if (version == -2) return fail("not a simtspec results store (" + why + "); not touched");
-  if (version > kStoreVersion) return fail("schema version changed while opening");
-  if (version == -1) {
-    if (auto e = exec(db, kStoreSchema)) return fail(*e);
-    Stmt m(db, "INSERT INTO meta (key, value) VALUES ('format', ?1), ('schema_version', ?2)");
-    m.bind(1, std::string(kFormat)).bind(2, std::to_string(kStoreVersion));
-    if (m.step() != SQLITE_DONE) return fail(errmsg(db));
-  } else {
-    for (const Migration& step : kMigrations) {
-      if (step.from < version) continue;
-      if (auto e = exec(db, step.sql))
-        return fail("migrating from version " + std::to_string(step.from) + ": " + *e);
-    }
-    Stmt m(db, "UPDATE meta SET value = ?1 WHERE key = 'schema_version'");
-    m.bind(1, std::to_string(kStoreVersion));
-    if (m.step() != SQLITE_DONE) return fail(errmsg(db));
+  // Another process creating or migrating the store at the same moment can make a
+  // step answer "locked" at once (SQLite's deadlock avoidance does not wait); the
+  // whole sequence is then tried again, for up to the busy timeout.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyMs);
+  for (;;) {
+    bool busy = false;
+    std::optional<std::string> e = prepare(db, busy);
+    if (!e) return Store(std::move(impl));
+    if (!busy || std::chrono::steady_clock::now() > deadline) return where + *e;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (auto e = exec(db, "COMMIT")) return fail(*e);
-  return Store(std::move(impl));
 }
 
 int64_t Store::begin_run(const RunInfo& r) {

@@ -103,6 +103,7 @@ class StoreTest : public test::TempDirSuite<StoreTest> {
     s["seconds"] = 2.5;
     return s;
   }
+  static void two_writers(const std::string& p);
   static test::CommandResult simtspec(const std::string& args) {
     return test::run_command(kBinary, args, dir());
   }
@@ -333,17 +334,28 @@ TEST_F(StoreTest, InterruptedAndDeadRuns) {
   EXPECT_EQ(Store::alive(*s.run(s.begin_run(elsewhere))), std::nullopt);
 }
 
-// results.store.concurrency: two processes writing one store at once both land.
+// results.store.concurrency: two processes writing one store at once both land,
+// whether the store existed or both create it.
 TEST_F(StoreTest, TwoWriterProcesses) {
-  const std::string p = path("two.db");
-  { Store s = open(p); }
+  for (bool exists : {true, false}) {
+    SCOPED_TRACE(exists ? "existing store" : "new store");
+    const std::string p = path("two.db");
+    if (exists) Store s = open(p);
+    two_writers(p);
+  }
+}
+
+void StoreTest::two_writers(const std::string& p) {
   constexpr int kRows = 3000;
   std::vector<pid_t> kids;
   for (int k = 0; k < 2; ++k) {
     pid_t c = ::fork();
     if (c == 0) {
       auto opened = Store::open(p);
-      if (!std::holds_alternative<Store>(opened)) ::_exit(3);
+      if (auto* e = std::get_if<std::string>(&opened)) {
+        std::fprintf(stderr, "writer %d: %s\n", k, e->c_str());
+        ::_exit(3);
+      }
       Store& s = std::get<Store>(opened);
       int64_t id = s.begin_run(info("writer" + std::to_string(k), "1", "2026-11-28T08:00:00Z"));
       for (int i = 0; i < kRows; ++i)
