@@ -252,8 +252,9 @@ int flaky(const reports::Store& s) {
       for (auto& row : s.results(r.id))
         seen[{row.test_id, row.config_key}].emplace_back(r.id, row.status);
     for (const auto& [k, statuses] : seen) {
+      const std::string& first = statuses[0].second;
       bool differs = std::any_of(statuses.begin(), statuses.end(),
-                                 [&](const auto& p) { return p.second != statuses[0].second; });
+                                 [&first](const auto& p) { return p.second != first; });
       if (!differs) continue;
       ++n;
       std::cout << g.impl << " " << g.version << ", suite " << g.suite.substr(0, 8) << ": "
