@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -14,8 +15,17 @@ namespace simt::cli {
 
 std::optional<std::string> Recording::open(const std::string& db, bool off) {
   if (off) return std::nullopt;
-  auto s = reports::Store::open(db.empty() ? reports::kDefaultStore : db);
-  if (auto* e = std::get_if<std::string>(&s)) return *e;
+  const std::string path = db.empty() ? reports::kDefaultStore : db;
+  // results.store: the default store that cannot be made (a read-only working
+  // directory) is a warning; a named one, or an existing file refused, is an error.
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  auto s = reports::Store::open(path);
+  if (auto* e = std::get_if<std::string>(&s)) {
+    if (!db.empty() || existed) return *e;
+    std::cerr << "simtspec: warning: " << *e << "; the run is not recorded\n";
+    return std::nullopt;
+  }
   store_.emplace(std::get<reports::Store>(std::move(s)));
   return std::nullopt;
 }

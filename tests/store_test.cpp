@@ -523,6 +523,23 @@ TEST_F(StoreTest, TestCommandRecordsItsRun) {
   auto both = simtspec("test " + suite + " --quiet --no-db --db " + test::shell_quote(p));
   EXPECT_EQ(both.code, 2) << both.err;
   EXPECT_EQ(open(p).runs().size(), 1u);
+  // A named store that cannot be created is bad input; the default one a warning.
+  test::write_all(none / "file", "x");
+  auto bad = simtspec("test " + suite + " --quiet --filter 'alu.add_sub.*' --db " +
+                      test::shell_quote((none / "file" / "results.db").string()));
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("cannot create its folder"), std::string::npos) << bad.err;
+  const fs::path ro = dir() / "readonly";
+  fs::create_directories(ro);
+  test::write_all(ro / ".simtspec", "a file where the folder would be");
+  auto warned = test::run_command(
+      "/bin/sh",
+      "-c " + test::shell_quote("cd " + ro.string() + " && " + kBinary + " test " + suite +
+                                " --filter 'alu.add_sub.*' --quiet"),
+      dir());
+  EXPECT_EQ(warned.code, 0) << warned.err;
+  EXPECT_NE(warned.err.find("warning: results store .simtspec/results.db"), std::string::npos)
+      << warned.err;
   // Without --db: the default store under the working directory.
   auto r3 = test::run_command(
       "/bin/sh",
