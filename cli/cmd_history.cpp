@@ -20,6 +20,7 @@ struct HistoryArgs {
   std::string a, b;  // diff
   bool json = false;
   std::string test_id, config;  // test
+  uint64_t keep = 0;            // prune
 };
 
 // Opens an existing store (history never creates one); nullopt after a message.
@@ -268,6 +269,18 @@ int flaky(const reports::Store& s) {
   return kExitOk;
 }
 
+// results.history.prune
+int prune(reports::Store& s, uint64_t keep) {
+  auto removed = s.prune(keep);
+  if (!removed) {
+    std::cerr << "simtspec: " << s.take_error().value_or("prune failed") << "\n";
+    return kExitUsage;
+  }
+  std::cout << "removed " << *removed << " run" << (*removed == 1 ? "" : "s")
+            << ", kept the newest " << keep << " of each implementation and kind\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 void register_history(CLI::App& app, int& exit_code) {
@@ -291,7 +304,13 @@ void register_history(CLI::App& app, int& exit_code) {
   auto* fl = cmd->add_subcommand(
       "flaky", "configurations whose status changed between runs of one implementation version");
   fl->fallthrough();
-  cmd->callback([a, &exit_code, cmd, diff, test, fl] {
+  auto* pr = cmd->add_subcommand("prune",
+                                 "delete all but the newest runs of each implementation and kind");
+  pr->fallthrough();
+  pr->add_option("--keep", a->keep, "runs to keep of each implementation and kind, at least 1")
+      ->required()
+      ->check(in_range(1, uint64_t{1} << 62, "1 to 2^62"));
+  cmd->callback([a, &exit_code, diff, test, fl, pr] {
     auto s = open_existing(a->db);
     if (!s) {
       exit_code = kExitUsage;
@@ -303,9 +322,10 @@ void register_history(CLI::App& app, int& exit_code) {
       exit_code = test_history(*s, *a);
     else if (fl->parsed())
       exit_code = flaky(*s);
+    else if (pr->parsed())
+      exit_code = prune(*s, a->keep);
     else
       exit_code = list_runs(*s);
-    (void)cmd;
   });
 }
 

@@ -480,6 +480,32 @@ std::vector<json::Value> Store::records(int64_t run) const {
   return out;
 }
 
+std::optional<size_t> Store::prune(size_t keep) {
+  sqlite3* db = impl_->db.db;
+  auto fail = [&](const std::string& e) -> std::optional<size_t> {
+    exec(db, "ROLLBACK");
+    if (!impl_->error) impl_->error = "results store " + impl_->path + ": " + e;
+    return std::nullopt;
+  };
+  if (!flush()) return std::nullopt;
+  if (auto e = exec(db, "BEGIN IMMEDIATE")) return fail(*e);
+  // The runs ranked newest first within their implementation and kind.
+  constexpr const char* kDoomed =
+      "SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY impl_name, kind ORDER BY id "
+      "DESC) AS n FROM runs) WHERE n > ?1";
+  Stmt results(db, (std::string("DELETE FROM results WHERE run IN (") + kDoomed + ")").c_str());
+  results.bind(1, static_cast<int64_t>(keep));
+  if (results.step() != SQLITE_DONE) return fail(errmsg(db));
+  Stmt runs(db, (std::string("DELETE FROM runs WHERE id IN (") + kDoomed + ")").c_str());
+  runs.bind(1, static_cast<int64_t>(keep));
+  if (runs.step() != SQLITE_DONE) return fail(errmsg(db));
+  const auto removed = static_cast<size_t>(sqlite3_changes(db));
+  if (auto e = exec(db, "COMMIT")) return fail(*e);
+  if (removed)
+    if (auto e = exec(db, "VACUUM")) return fail(*e);
+  return removed;
+}
+
 std::optional<bool> Store::alive(const RunInfo& r) {
   char name[256] = {0};
   ::gethostname(name, sizeof name - 1);

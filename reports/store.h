@@ -54,6 +54,11 @@ class Store {
   // unsupported and xfail), in the order added.
   std::vector<json::Value> records(int64_t run) const;
 
+  // results.history.prune: deletes every run but the newest `keep` of each
+  // implementation and kind, with its results, and compacts the file; the number of
+  // runs deleted, or nullopt with error() set.
+  std::optional<size_t> prune(size_t keep);
+
   // The process that began a run in state `running`, when it still runs on this
   // host: true, false when it ended, nullopt when it cannot be told (another host).
   static std::optional<bool> alive(const RunInfo& r);

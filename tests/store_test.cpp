@@ -669,5 +669,36 @@ TEST_F(StoreTest, AFailedWriteIsReported) {
   EXPECT_TRUE(s.results(999).empty());
 }
 
+// results.history.prune: all but the newest N runs of each implementation and kind
+// go, with their results.
+TEST_F(StoreTest, PruneKeepsTheNewestRunsOfEachImplementation) {
+  const std::string p = path("prune.db");
+  {
+    Store s = open(p);
+    for (const char* impl : {"a", "a", "b", "a", "b"}) {
+      int64_t id = s.begin_run(info(impl, "1", "2026-11-28T08:00:00Z"));
+      for (int i = 0; i < 300; ++i) s.add(id, record("t." + std::to_string(i), "", "pass"));
+      s.finish(id, summary(300, 300, {{"pass", 300}}), "complete");
+    }
+    RunInfo fuzz = info("a", "1", "2026-11-28T09:00:00Z");
+    fuzz.kind = "fuzz";
+    s.finish(s.begin_run(fuzz), summary(1, 1, {{"pass", 1}}), "complete");
+  }
+  auto r = simtspec("history prune --keep 1 --db " + test::shell_quote(p));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "removed 3 runs, kept the newest 1 of each implementation and kind\n");
+  Store s = open(p);
+  std::vector<int64_t> ids;
+  for (const auto& run : s.runs()) ids.push_back(run.id);
+  EXPECT_EQ(ids, (std::vector<int64_t>{4, 5, 6}));
+  EXPECT_EQ(s.results(4).size(), 300u);
+  EXPECT_TRUE(s.results(1).empty());
+  EXPECT_EQ(sql(p, "SELECT count(*) FROM results"), "600");
+  r = simtspec("history prune --keep 1 --db " + test::shell_quote(p));
+  EXPECT_EQ(r.out, "removed 0 runs, kept the newest 1 of each implementation and kind\n");
+  r = simtspec("history prune --keep 0 --db " + test::shell_quote(p));
+  EXPECT_EQ(r.code, 2);
+}
+
 }  // namespace
 }  // namespace simt
