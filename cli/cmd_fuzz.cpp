@@ -15,6 +15,7 @@
 #include "fuzz.h"
 #include "oracles.h"
 #include "outputs.h"
+#include "record.h"
 #include "results.h"
 #include "stats.h"
 
@@ -37,6 +38,8 @@ struct FuzzArgs {
   std::string shard;    // oracle.fuzz.shard
   std::string results;  // oracle.fuzz.results
   bool keep_going = false;
+  std::string db;  // results.store.fuzz
+  bool no_db = false;
   CLI::Option* o_seed = nullptr;
   CLI::Option* o_count = nullptr;
   CLI::Option* o_time = nullptr;
@@ -258,6 +261,12 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
     o.after_check = [](const gen::Invariant&, uint64_t, const gen::Program& p, gen::Check& c) {
       gen::count_constructs(p, c, c.counts);
     };
+  Recording record;  // results.store.fuzz
+  if (auto e = record.open(a.db, a.no_db)) {
+    std::cerr << "simtspec: " << *e << "\n";
+    return kExitUsage;
+  }
+  record.begin(fuzz_run_info(o, a.runner, runner.get()));
   std::cout << "fuzz: seed " << o.seed << ", invariants";
   for (const auto& i : o.invariants) std::cout << " " << i;
   if (o.count)
@@ -272,6 +281,7 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
       gen::fuzz(o, [](const std::string& line) { std::cout << line << "\n"
                                                            << std::flush; });
   if (runner) runner->shutdown();
+  record_fuzz(record, r);
   bool checked_nothing = false;
   for (const auto& [name, st] : r.stats) {
     char buf[200];
@@ -402,6 +412,10 @@ void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_flag("--keep-going", a->keep_going,
                 "go on past an invariant's failures: each new signature is shrunk, duplicates "
                 "counted");
+  auto* o_db = cmd->add_option(
+      "--db", a->db,
+      std::string("results store to record the run in (default: ") + reports::kDefaultStore + ")");
+  cmd->add_flag("--no-db", a->no_db, "do not record the run in a results store")->excludes(o_db);
   cmd->add_flag("--print", a->print,
                 "print each generated program, as text simtspec run accepts, with its verdict");
   cmd->callback([a, &exit_code, argv0] { exit_code = run_fuzz(*a, argv0); });

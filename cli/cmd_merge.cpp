@@ -11,6 +11,7 @@
 #include "common.h"
 #include "harness.h"
 #include "outputs.h"
+#include "record.h"
 #include "results.h"
 
 namespace simt::cli {
@@ -24,6 +25,8 @@ struct MergeArgs {
   std::string out;
   std::vector<std::string> suite;  // the suite's paths, if not the headers'
   std::string spec;
+  std::string db;  // results.store
+  bool no_db = false;
 };
 
 // A results file named directly, or the results.jsonl of a folder.
@@ -226,8 +229,16 @@ int merge_tests(const MergeArgs& a, std::vector<std::string> paths) {
   writer.write(last);
   writer.close();
 
-  // ==== results store: the lead records the merged run `rf` here (helper A's
-  // store; one run, its provenance from rf.header). ====
+  // results.merge, results.store: the merged run is recorded as one run, its
+  // provenance from the shards' header.
+  Recording record;
+  if (auto e = record.open(a.db, a.no_db)) {
+    std::cerr << "simtspec: " << *e << "\n";
+    return kExitUsage;
+  }
+  record.begin(test_run_info(rf.header));
+  for (const auto& rec : rf.records) record.add(rec);
+  record.finish(rf.summary, sum.interrupted ? "interrupted" : "complete");
 
   std::cout << "merged " << in.size() << " shards: " << reports::share_run(sum.run(), sum.selected)
             << ":";
@@ -501,6 +512,10 @@ void register_merge(CLI::App& app, int& exit_code) {
   cmd->add_option("--suite", a->suite,
                   "the suite's paths, for its order (default: those in the shards' headers)");
   cmd->add_option("--spec", a->spec, "spec folder (default: found from the suite paths)");
+  auto* o_db = cmd->add_option("--db", a->db,
+                               std::string("results store to record the merged run in (default: ") +
+                                   reports::kDefaultStore + ")");
+  cmd->add_flag("--no-db", a->no_db, "do not record the merged run")->excludes(o_db);
   cmd->callback([a, &exit_code] { exit_code = merging::run_merge(*a); });
 }
 

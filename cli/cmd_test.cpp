@@ -22,6 +22,7 @@
 #include "lint.h"
 #include "outputs.h"
 #include "protocol.h"
+#include "record.h"
 #include "reference.h"
 #include "results.h"
 
@@ -47,6 +48,8 @@ struct TestArgs {
   std::string shard;
   std::string out;
   std::string spec;
+  std::string db;      // results.store: --db FILE
+  bool no_db = false;  // --no-db
   bool no_differential = false;
   bool quiet = false;
   uint64_t max_steps = 1'000'000;
@@ -57,12 +60,25 @@ struct TestArgs {
 };
 
 // results.baseline: the rows of the baseline, from a results file or, for an
-// argument that is all digits, a run of the results store.
-std::variant<std::vector<reports::ResultRow>, std::string> baseline_rows(const std::string& arg) {
+// argument that is all digits, a run of the results store (--db, else the default
+// store; an absent store is not created for this).
+std::variant<std::vector<reports::ResultRow>, std::string> baseline_rows(const std::string& arg,
+                                                                         const std::string& db,
+                                                                         bool no_db) {
   if (!arg.empty() && arg.find_first_not_of("0123456789") == std::string::npos) {
-    // STORE PLUG-IN (issue 29): a run id -> its rows from the results store
-    // (reports/store.h). Until the store is merged there is none to ask.
-    return "--baseline " + arg + ": no results store (a run id needs the results store)";
+    const std::string path = db.empty() ? reports::kDefaultStore : db;
+    std::error_code ec;
+    if (no_db) return "--baseline " + arg + ": a run id needs the results store, not --no-db";
+    if (!fs::exists(path, ec)) return "--baseline " + arg + ": no results store '" + path + "'";
+    auto opened = reports::Store::open(path);
+    if (auto* e = std::get_if<std::string>(&opened)) return "--baseline " + arg + ": " + *e;
+    const auto& store = std::get<reports::Store>(opened);
+    const int64_t id = arg.size() > 18 ? 0 : std::stoll(arg);
+    const auto run = store.run(id);
+    if (!run) return "--baseline " + arg + ": the results store '" + path + "' has no run " + arg;
+    if (run->kind != "test")
+      return "--baseline " + arg + ": run " + arg + " is a " + run->kind + " run, not a test run";
+    return store.results(id);
   }
   auto r = reports::read_results(arg);
   if (auto* e = std::get_if<std::string>(&r)) return "--baseline: " + *e;
@@ -77,7 +93,7 @@ std::variant<std::vector<reports::ResultRow>, std::string> baseline_rows(const s
 // message on stderr for bad input.
 std::optional<harness::Baseline> load_baseline(const TestArgs& a, const harness::Suite& suite,
                                                const std::set<harness::ConfigId>& selected) {
-  auto rows = baseline_rows(a.baseline);
+  auto rows = baseline_rows(a.baseline, a.db, a.no_db);
   if (auto* e = std::get_if<std::string>(&rows)) {
     std::cerr << "simtspec: " << *e << "\n";
     return std::nullopt;
@@ -244,6 +260,13 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   }
   std::set<const harness::TestFile*> selected_tests;
   for (const auto& c : cases) selected_tests.insert(c.test);
+  // results.store: the run is recorded from its start (a refused store is bad input).
+  Recording record;
+  if (auto e = record.open(a.db, a.no_db)) {
+    std::cerr << "simtspec: " << *e << "\n";
+    runner->shutdown();
+    return kExitUsage;
+  }
 
   reports::ResultsFile rf;
   rf.header["schema"] = reports::kSchema;
@@ -253,11 +276,19 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   for (const auto& p : paths) jp.emplace_back(p);
   suite_info["paths"] = jp;
   suite_info["tests"] = static_cast<uint64_t>(suite.tests.size());
+  {
+    // results.store.provenance: the digest of the test files found under the
+    // paths, selected or not, so that shards of one run agree (empty when one
+    // cannot be read).
+    std::string unread;
+    suite_info["digest"] = reports::suite_digest(files, unread);
+  }
   rf.header["suite"] = suite_info;
   json::Value rinfo;
   rinfo["name"] = runner->name();
   rinfo["version"] = runner->version();
   if (!runner->command().empty()) rinfo["command"] = runner->command();
+  rinfo["digest"] = runner_digest(a.runner);  // results.store.provenance
   rinfo["capabilities"] = runner->capabilities().to_json();
   rf.header["runner"] = rinfo;
   rf.header["host"] = host_json();
@@ -273,6 +304,7 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   if (!a.baseline.empty()) opts["baseline"] = a.baseline;
   if (a.rerun_failures) opts["rerun_failures"] = a.rerun_failures;
   rf.header["options"] = opts;
+  record.begin(test_run_info(rf.header));
 
   reports::JsonlWriter writer;
   if (!a.out.empty()) {
@@ -296,6 +328,7 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
       const std::string& st = rec.find("status")->as_string();
       ++counts[st];
       writer.write(rec);
+      record.add(rec);
       if (!a.out.empty()) rf.records.push_back(rec);  // kept only for the reports
       if (baseline) {
         json::Value row;
@@ -334,6 +367,7 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   last["summary"] = rf.summary;
   writer.write(last);
   writer.close();
+  record.finish(rf.summary, sum.interrupted ? "interrupted" : "complete");
   // results.share: the headline says how much of the selection ran.
   const size_t ntests = selected_tests.size();
   std::cout << runner->name() << ": " << reports::share_run(sum.run(), sum.selected) << ", "
@@ -410,6 +444,10 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0) {
                   "run each unexpected failure this many more times, 0 to 10 (default 0); "
                   "disagreeing runs make it flaky")
       ->check(in_range(0, harness::kMaxReruns, "0 to 10"));
+  auto* o_db = cmd->add_option(
+      "--db", a->db,
+      std::string("results store to record the run in (default: ") + reports::kDefaultStore + ")");
+  cmd->add_flag("--no-db", a->no_db, "do not record the run in a results store")->excludes(o_db);
   cmd->add_flag("--no-differential", a->no_differential, "do not also compare with the reference");
   cmd->add_flag("--quiet", a->quiet, "no progress line");
   cmd->add_option("--max-steps", a->max_steps,

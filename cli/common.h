@@ -45,7 +45,8 @@ void register_report(CLI::App& app, int& exit_code);
 void register_serve(CLI::App& app, int& exit_code);
 void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0);
 void register_image(CLI::App& app, int& exit_code);
-void register_merge(CLI::App& app, int& exit_code);  // cmd_merge.cpp
+void register_merge(CLI::App& app, int& exit_code);    // cmd_merge.cpp
+void register_history(CLI::App& app, int& exit_code);  // cmd_history.cpp
 
 // results.record `reproduce`: commands that work from any directory. The running
 // program's absolute path (from /proc/self/exe, else argv[0] made absolute), and

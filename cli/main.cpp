@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   simt::cli::register_modesel(app, exit_code);
   simt::cli::register_image(app, exit_code);
   simt::cli::register_merge(app, exit_code);
+  simt::cli::register_history(app, exit_code);
   // An unknown command is named as such (CLI11 alone would say that a subcommand is
   // required, as if none had been given).
   if (argc > 1 && argv[1][0] != '-') {

@@ -20,6 +20,7 @@ struct RunInfo {
   std::string suite_version, suite_digest;  // the suite's digest (results.store.provenance)
   std::string simtspec_version;
   std::string host;
+  int64_t pid = 0;      // the process that recorded it (results.store.interrupted)
   std::string options;  // the run's options as compact JSON
   std::string started;  // ISO 8601 UTC
   double duration_s = 0;

@@ -368,6 +368,28 @@ TEST_F(BaselineCli, PlantedFaultIsExactlyTheRegression) {
   EXPECT_EQ(lines_starting(r.out, "regression: ").size(), 2u) << r.out;
 }
 
+// results.baseline: a run id names a run of the results store (--db); the same
+// planted fault is the same regression as against the run's results file, a clean
+// run exits 0, and an id the store lacks is bad input.
+TEST_F(BaselineCli, ARunIdOfTheStoreIsABaseline) {
+  const fs::path db = dir() / "ids" / "results.db";
+  auto r = simtspec("--filter 'demo.*@wave=8' --db " + q(db));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  r = simtspec("--runner " + q(dir() / "cmp.toml") + " --filter 'demo.*@wave=8' --db " + q(db) +
+               " --baseline 1");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const auto regressions = lines_starting(r.out, "regression: ");
+  ASSERT_EQ(regressions.size(), 1u) << r.out;
+  EXPECT_EQ(regressions[0].substr(0, 51), "regression: demo.cmp_signed[wave=8]: pass -> fail: ")
+      << regressions[0];
+  r = simtspec("--filter 'demo.*@wave=8' --db " + q(db) + " --baseline 2");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(lines_starting(r.out, "progression: ").size(), 1u) << r.out;
+  r = simtspec("--filter 'demo.*@wave=8' --db " + q(db) + " --baseline 99");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("has no run 99"), std::string::npos) << r.err;
+}
+
 // results.baseline: a clean run exits 0; failures the baseline has exit 0 too;
 // progressions are printed.
 TEST_F(BaselineCli, CleanRunsAndProgressionsExitZero) {
@@ -471,7 +493,8 @@ TEST_F(BaselineCli, BadInputExitsTwo) {
   const Case cases[] = {
       {"--runner " + q(runner) + " --baseline " + q(base),
        known.string() + ":3: known.status: 'sometimes' is not fail, error or flaky"},
-      {"--baseline 12", "simtspec: --baseline 12: no results store"},
+      {"--baseline 12 --db " + q(dir() / "absent.db"), "simtspec: --baseline 12: no results store"},
+      {"--baseline 12 --no-db", "a run id needs the results store, not --no-db"},
       {"--baseline " + q(dir() / "missing.jsonl"), "simtspec: --baseline: cannot open"},
       {"--baseline " + q(known), "simtspec: --baseline: "},
       {"--known " + q(known), "simtspec: --known needs --baseline"},

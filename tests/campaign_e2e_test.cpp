@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "json.h"
+#include "store.h"
 #include "support.h"
 
 namespace simt {
@@ -185,7 +186,8 @@ TEST_F(Campaign, TestShardsMergeIntoTheUnshardedRun) {
     ASSERT_EQ(r.code, 0) << r.out << r.err;
     shards += " " + q(dir() / ("t" + std::to_string(i)));
   }
-  auto m = simtspec("merge" + shards + " --out " + q(dir() / "t-merged"));
+  const fs::path db = dir() / "merged.db";
+  auto m = simtspec("merge" + shards + " --out " + q(dir() / "t-merged") + " --db " + q(db));
   ASSERT_EQ(m.code, 0) << m.out << m.err;
   for (const char* f : {"results.json", "junit.xml", "index.html"})
     EXPECT_TRUE(fs::exists(dir() / "t-merged" / f)) << f;
@@ -230,6 +232,20 @@ TEST_F(Campaign, TestShardsMergeIntoTheUnshardedRun) {
   }
   EXPECT_TRUE(by_config.empty());
   EXPECT_EQ(json::dump(strip(a.back())), json::dump(strip(b.back())));
+  // results.merge, results.store: the merged run is one run of the store, with the
+  // shards' provenance (the suite digest of the header) and every result.
+  auto opened = reports::Store::open(db.string());
+  ASSERT_TRUE(std::holds_alternative<reports::Store>(opened));
+  const auto& store = std::get<reports::Store>(opened);
+  const auto runs = store.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].state, "complete");
+  EXPECT_EQ(runs[0].impl_name, "reference");
+  EXPECT_EQ(runs[0].suite_digest, b.front().find("suite")->find("digest")->as_string());
+  EXPECT_EQ(runs[0].suite_digest.size(), 64u);
+  EXPECT_EQ(runs[0].selected, a.back().find("summary")->find("selected")->as_uint());
+  EXPECT_EQ(store.results(runs[0].id).size(), b.size() - 2);
+  EXPECT_NE(runs[0].options.find("merged_from"), std::string::npos) << runs[0].options;
 
   // Bad sets of shards exit 2, naming what is wrong.
   auto missing =
