@@ -53,13 +53,13 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-// Writes junit.xml, results.json and the HTML site next to results.jsonl.
-int write_outputs(reports::ResultsFile rf, const std::string& out, const std::string& spec_dir) {
+// Writes junit.xml and the HTML site next to results.jsonl.
+int write_outputs(reports::ResultsFile rf, const std::string& out, const std::string& spec_dir,
+                  const reports::HtmlOptions& html) {
   std::ofstream(out + "/junit.xml") << reports::junit_xml(rf);
-  std::ofstream(out + "/results.json") << json::dump(reports::document(rf), 1) << "\n";
   std::vector<reports::ResultsFile> files;
   files.push_back(std::move(rf));
-  std::string err = reports::write_html(files, harness::load_clauses(spec_dir), out);
+  std::string err = reports::write_html(files, harness::load_clauses(spec_dir), out, html);
   if (!err.empty()) {
     std::cerr << "simtspec: report: " << err << "\n";
     return kExitUsage;
@@ -79,8 +79,17 @@ struct TestArgs {
   bool no_differential = false;
   bool quiet = false;
   uint64_t max_steps = 1'000'000;
-  double timeout = 0;  // 0: the runner's own (runner.timeout)
+  double timeout = 0;              // 0: the runner's own (runner.timeout)
+  std::string pages = "failures";  // results.report.pages
 };
+
+// results.report.pages: `--pages failures|all`.
+void add_pages_option(CLI::App* cmd, std::string& pages) {
+  cmd->add_option("--pages", pages,
+                  "which configurations get a page of their own: failures (everything but pass, "
+                  "unsupported and xfail; the default) or all")
+      ->check(CLI::IsMember({"failures", "all"}));
+}
 
 // results.interrupted: SIGINT and SIGTERM set the runners' interrupt flag; the run
 // stops starting configurations, cuts short those in flight and writes what ran.
@@ -298,7 +307,9 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
               << "): " << reports::thousands(sum.total) << " of "
               << reports::thousands(sum.selected) << " results written\n";
   if (!a.out.empty()) {
-    if (int rc = write_outputs(std::move(rf), a.out, spec_dir)) return rc;
+    reports::HtmlOptions html;
+    html.all_pages = a.pages == "all";
+    if (int rc = write_outputs(std::move(rf), a.out, spec_dir, html)) return rc;
     std::cout << "report: " << a.out << "/index.html\n";
   }
   if (sum.interrupted) return g_signal == SIGTERM ? 128 + SIGTERM : 128 + SIGINT;
@@ -329,8 +340,8 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0) {
       ->check(seconds(false, 3600));
   cmd->add_option("--shard", a->shard,
                   "run shard I of N (I/N): configuration k goes to shard k mod N");
-  cmd->add_option("--out", a->out,
-                  "write results.jsonl, results.json, junit.xml and the HTML report here");
+  cmd->add_option("--out", a->out, "write results.jsonl, junit.xml and the HTML report here");
+  add_pages_option(cmd, a->pages);
   cmd->add_option("--spec", a->spec, "spec folder (default: found from the test paths)");
   cmd->add_flag("--no-differential", a->no_differential, "do not also compare with the reference");
   cmd->add_flag("--quiet", a->quiet, "no progress line");
@@ -382,9 +393,11 @@ void register_report(CLI::App& app, int& exit_code) {
     std::vector<std::string> results;
     std::string out;
     std::string spec;
+    std::string pages = "failures";
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("report", "render results files as a static HTML site");
+  add_pages_option(cmd, a->pages);
   cmd->add_option("results", a->results, "results.jsonl or results.json files (one column each)")
       ->required();
   cmd->add_option("--out", a->out, "output folder")->required();
@@ -406,8 +419,10 @@ void register_report(CLI::App& app, int& exit_code) {
       exit_code = kExitUsage;
       return;
     }
+    reports::HtmlOptions html;
+    html.all_pages = a->pages == "all";
     std::string err = reports::write_html(
-        files, harness::load_clauses(harness::find_spec_dir(a->spec, ".")), a->out);
+        files, harness::load_clauses(harness::find_spec_dir(a->spec, ".")), a->out, html);
     if (!err.empty()) {
       std::cerr << "simtspec: " << err << "\n";
       exit_code = kExitUsage;

@@ -84,6 +84,15 @@ std::string scalar_text(const Value& v) {
   return v.is_string() ? v.as_string() : json::dump(v);
 }
 
+// At most 200 bytes of a message, cut at a character boundary.
+std::string clip(const std::string& s) {
+  constexpr size_t kMax = 200;
+  if (s.size() <= kMax) return s;
+  size_t n = kMax;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) --n;
+  return s.substr(0, n) + "\xe2\x80\xa6";  // an ellipsis
+}
+
 std::string fmt_double(double d, const char* f) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, d);
@@ -235,7 +244,7 @@ bool is_tooling(const Clause& c) {
 struct Entry {
   const Value* rec = nullptr;
   size_t file = 0;
-  std::string id, key, status, page;  // page: "tests/NAME.html"
+  std::string id, key, status, page;  // page: "tests/NAME.html", "" if it has none
   std::string name() const { return key.empty() ? id : id + "[" + key + "]"; }
 };
 
@@ -243,9 +252,19 @@ bool is_failing(std::string_view status) {
   return status == "fail" || status == "error" || status == "xpass";
 }
 
+// results.report.pages: the statuses that get no page unless all pages are asked
+// for (what did not run, or failed as the runner says it does).
+constexpr std::array<std::string_view, 3> kPagelessStatuses{"pass", "unsupported", "xfail"};
+
+bool has_page(std::string_view status, const HtmlOptions& o) {
+  return o.all_pages || std::find(kPagelessStatuses.begin(), kPagelessStatuses.end(), status) ==
+                            kPagelessStatuses.end();
+}
+
 struct Row {
   std::string id, key;
   std::vector<const Entry*> cells;  // one per results file; nullptr: no record
+  std::string anchor;               // the row's id attribute, "" if nothing links to it
   bool failing() const {
     for (const Entry* e : cells)
       if (e && is_failing(e->status)) return true;
@@ -265,7 +284,8 @@ struct Model {
   std::vector<Row> rows;                                   // sorted by id, then key
   std::vector<std::string> statuses;                       // known ones in order, then any others
   std::vector<std::string> features;                       // sorted, "(none)" for records without
-  std::map<std::string, const Entry*> first_page_of_test;  // id -> first entry
+  std::map<std::string, const Entry*> first_page_of_test;  // id -> first entry with a page
+  std::map<std::string, std::string> test_anchor;          // id -> its first row's anchor
 };
 
 // Orders configuration keys with numbers by value ("wave=8" before "wave=32").
@@ -324,7 +344,7 @@ std::string label_of(const ResultsFile& f) {
   return version.empty() ? name : name + " " + version;
 }
 
-Model build_model(const std::vector<ResultsFile>& results) {
+Model build_model(const std::vector<ResultsFile>& results, const HtmlOptions& opt) {
   Model m;
   m.sources.resize(results.size());
   std::map<std::string, size_t> label_uses;
@@ -349,7 +369,7 @@ Model build_model(const std::vector<ResultsFile>& results) {
       e.key = get_str(rec, "config_key");
       e.status = get_str(rec, "status");
       if (e.status.empty()) e.status = "unknown";
-      e.page = page_name(e.id, e.key, fi, results.size(), used_pages);
+      if (has_page(e.status, opt)) e.page = page_name(e.id, e.key, fi, results.size(), used_pages);
       ++src.counts[e.status];
       if (status_class(e.status) == "st-other") extra_statuses.insert(e.status);
       auto fs_ = get_strings(rec, "features");
@@ -363,9 +383,9 @@ Model build_model(const std::vector<ResultsFile>& results) {
       size_t occ = occurrence[k]++;
       auto& slot = rows[k];
       while (slot.size() <= occ)
-        slot.push_back(Row{e.id, e.key, std::vector<const Entry*>(results.size())});
+        slot.push_back(Row{e.id, e.key, std::vector<const Entry*>(results.size()), ""});
       slot[occ].cells[fi] = &e;
-      m.first_page_of_test.emplace(e.id, &e);
+      if (!e.page.empty()) m.first_page_of_test.emplace(e.id, &e);
     }
   }
   for (auto& [k, rs] : rows)
@@ -373,6 +393,19 @@ Model build_model(const std::vector<ResultsFile>& results) {
   // results.report: rows with a failing result (fail, error, xpass) in any column
   // come first, each group in id and key order.
   std::stable_partition(m.rows.begin(), m.rows.end(), [](const Row& r) { return r.failing(); });
+  // Anchors: every failing row (the fail totals and clause counts link to them)
+  // and each test's first row (the interop grid and the coverage page link to it).
+  for (size_t i = 0; i < m.rows.size(); ++i) {
+    Row& r = m.rows[i];
+    if (!m.test_anchor.count(r.id)) {
+      char hash[12];
+      std::snprintf(hash, sizeof hash, "-%08x", static_cast<unsigned>(fnv1a(r.id) & 0xffffffffu));
+      r.anchor = "t-" + sanitize(r.id, 80) + hash;
+      m.test_anchor[r.id] = r.anchor;
+    } else if (r.failing()) {
+      r.anchor = "f" + std::to_string(i);
+    }
+  }
   for (auto s : kStatuses) m.statuses.emplace_back(s);
   m.statuses.insert(m.statuses.end(), extra_statuses.begin(), extra_statuses.end());
   m.features.assign(features.begin(), features.end());
@@ -503,7 +536,19 @@ void index_summary(Html& h, const Model& m, const Source& src) {
     size_t n = count_of(src.counts, s);
     h << "<td class=\"n" << (n ? " " + status_class(s) : std::string()) << "\" data-total=\""
       << E(s) << "\">";
-    if (n)
+    // results.report.failures: a failing total takes you to the first row with that
+    // status in this column (failing rows come first); the others set the filter.
+    std::string first;
+    if (n && is_failing(s))
+      for (const Row& r : m.rows)
+        if (const Entry* e = r.cells[&src - m.sources.data()]; e && e->status == s) {
+          first = r.anchor;
+          break;
+        }
+    if (!first.empty())
+      h << "<a href=\"#" << E(first) << "\" title=\"go to the first " << E(s) << "\">" << n
+        << "</a>";
+    else if (n)
       h << "<a href=\"#status=" << E(status_token(s)) << "\" title=\"show only " << E(s) << "\">"
         << n << "</a>";
     else
@@ -538,14 +583,21 @@ void status_table_head(Html& h, const Model& m, std::string_view first) {
   h << "</tr>\n</thead>\n<tbody>\n";
 }
 
-// The count cells of one row of such a table: status counts per results file.
+// The count cells of one row of such a table: status counts per results file. A
+// failing count links to `fail_href` when given.
 void status_count_cells(Html& h, const Model& m,
-                        const std::vector<std::map<std::string, size_t>>& per_file) {
+                        const std::vector<std::map<std::string, size_t>>& per_file,
+                        std::string_view fail_href = "") {
   for (size_t fi = 0; fi < per_file.size(); ++fi)
     for (size_t si = 0; si < m.statuses.size(); ++si) {
       size_t n = count_of(per_file[fi], m.statuses[si]);
       h << "<td class=\"n" << (n ? " " + status_class(m.statuses[si]) : std::string())
-        << (si == 0 && fi > 0 ? " group" : "") << "\">" << n << "</td>";
+        << (si == 0 && fi > 0 ? " group" : "") << "\">";
+      if (n && is_failing(m.statuses[si]) && !fail_href.empty())
+        h << "<a href=\"" << E(fail_href) << "\">" << n << "</a>";
+      else
+        h << n;
+      h << "</td>";
     }
 }
 
@@ -591,6 +643,15 @@ void index_clauses(Html& h, const Model& m) {
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   size_t failing = 0;
   for (const auto& o : order) failing += o.first > 0;
+  // results.report.failures: a clause's failing counts link to the first failing
+  // row of a test citing it.
+  std::map<std::string, std::string> first_failure;
+  for (const Row& r : m.rows) {
+    if (!r.failing()) break;  // failing rows come first
+    for (const Entry* e : r.cells)
+      if (e)
+        for (const auto& c : get_strings(*e->rec, "clauses")) first_failure.emplace(c, r.anchor);
+  }
   h << "<h2 id=\"clauses\">Clauses &times; status</h2>\n<details class=\"clauses\""
     << (failing ? " open" : "") << "><summary>" << uses.size() << " clauses cited, " << failing
     << " with failing results</summary>\n<table class=\"matrix clauses\">\n<thead>\n";
@@ -598,7 +659,9 @@ void index_clauses(Html& h, const Model& m) {
   for (const auto& [bad, id] : order) {
     h << "<tr" << (bad ? " class=\"failing\"" : "") << "><th><a href=\"coverage.html#"
       << E(clause_anchor(*id)) << "\">" << E(*id) << "</a></th>";
-    status_count_cells(h, m, uses.at(*id).per_file);
+    auto ff = first_failure.find(*id);
+    status_count_cells(h, m, uses.at(*id).per_file,
+                       ff == first_failure.end() ? "" : "#" + ff->second);
     h << "</tr>\n";
   }
   h << "</tbody>\n</table>\n</details>\n";
@@ -627,7 +690,9 @@ void index_row(Html& h, const Row& r) {
   for (const auto& t : tokens) statuses += (statuses.empty() ? "" : " ") + t;
   std::string name = r.key.empty() ? r.id : r.id + "[" + r.key + "]";
   h << "<tr data-name=\"" << E(name) << "\" data-status=\"" << E(statuses) << "\""
-    << (r.failing() ? " class=\"failing\"" : "") << "><td class=\"id\"";
+    << (r.failing() ? " class=\"failing\"" : "");
+  if (!r.anchor.empty()) h << " id=\"" << E(r.anchor) << "\"";
+  h << "><td class=\"id\"";
   if (!title.empty()) h << " title=\"" << E(title) << "\"";
   h << ">" << E(r.id) << "</td><td class=\"key\">" << E(r.key) << "</td>";
   for (const Entry* e : r.cells) {
@@ -638,7 +703,14 @@ void index_row(Html& h, const Row& r) {
     std::string msg = get_str(*e->rec, "message");
     h << "<td class=\"st " << status_class(e->status) << "\"";
     if (!msg.empty()) h << " title=\"" << E(msg) << "\"";
-    h << "><a href=\"" << e->page << "\">" << E(e->status) << "</a></td>";
+    h << ">";
+    if (e->page.empty())
+      h << E(e->status);
+    else
+      h << "<a href=\"" << e->page << "\">" << E(e->status) << "</a>";
+    // results.report.failures: the message as text, not only in the tooltip.
+    if (!msg.empty() && e->status != "pass") h << "<div class=\"msg\">" << E(clip(msg)) << "</div>";
+    h << "</td>";
   }
   h << "</tr>\n";
 }
@@ -678,7 +750,10 @@ void coverage_tests_cell(Html& h, const Model& m, const ClauseUse* use) {
       first = false;
       auto it = m.first_page_of_test.find(id);
       const bool run = use->run_tests.count(id) > 0;
-      h << "<a href=\"" << it->second->page << "\"" << (run ? "" : " class=\"rejection\"")
+      h << "<a href=\""
+        << (it != m.first_page_of_test.end() ? it->second->page
+                                             : "index.html#" + m.test_anchor.at(id))
+        << "\"" << (run ? "" : " class=\"rejection\"")
         << (run ? "" : " title=\"expects the program to be rejected\"") << ">" << E(id)
         << (run ? "" : " (rejected)") << "</a>";
     }
@@ -906,8 +981,12 @@ void detail_other_runs(Html& h, const Detail& d, const Row* row) {
   for (size_t fi = 0; fi < row->cells.size(); ++fi) {
     if (fi == d.e.file) continue;
     h << E(d.m.sources[fi].label) << " ";
-    if (const Entry* o = row->cells[fi]) {
+    if (const Entry* o = row->cells[fi]; o && !o->page.empty()) {
       h << "<a href=\"../" << o->page << "\">";
+      status_badge(h, o->status);
+      h << "</a> ";
+    } else if (o) {
+      h << "<a href=\"../index.html#" << E(d.m.test_anchor.at(o->id)) << "\">";
       status_badge(h, o->status);
       h << "</a> ";
     } else {
@@ -1526,13 +1605,14 @@ void remove_stale_pages(const fs::path& dir, const std::set<fs::path>& written) 
 }  // namespace
 
 std::string write_html(const std::vector<ResultsFile>& results,
-                       const std::map<std::string, Clause>& clauses, const std::string& out_dir) {
+                       const std::map<std::string, Clause>& clauses, const std::string& out_dir,
+                       const HtmlOptions& options) {
   if (out_dir.empty()) return "no output folder given";
   std::error_code ec;
   fs::path root(out_dir);
   fs::create_directories(root / "tests", ec);
   if (ec) return "cannot create '" + (root / "tests").string() + "': " + ec.message();
-  Model m = build_model(results);
+  Model m = build_model(results, options);
   std::string err;
   if (!write_file(root / "style.css", kStyle, err) ||
       !write_file(root / "report.js", kScript, err) ||
@@ -1548,6 +1628,7 @@ std::string write_html(const std::vector<ResultsFile>& results,
   std::set<fs::path> written;
   for (const Source& src : m.sources)
     for (const Entry& e : src.entries) {
+      if (e.page.empty()) continue;  // results.report.pages
       auto it = row_of.find(&e);
       if (!write_file(root / e.page, render_detail(m, e, it == row_of.end() ? nullptr : it->second),
                       err))

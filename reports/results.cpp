@@ -1,5 +1,6 @@
 #include "results.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -20,6 +21,28 @@ bool JsonlWriter::open(const std::string& path, std::string& err) {
 
 void JsonlWriter::write(const json::Value& line) {
   if (!f_) return;
+  if (!line.is_object() || !line.find("id") || !line.find("status") ||
+      !line.find("id")->is_string())
+    return put(line);
+  // results.test: the test's fields once, in a test line, then the rest.
+  json::Value test = json::Object{}, rest = json::Object{};
+  test["id"] = *line.find("id");
+  for (const auto& [k, v] : line.as_object()) {
+    bool per_test = std::find(kTestFields.begin(), kTestFields.end(), k) != kTestFields.end();
+    (per_test ? test : rest)[k] = v;
+  }
+  std::string text = json::dump(test);
+  std::string& last = test_lines_[line.find("id")->as_string()];
+  if (last != text) {
+    last = text;
+    json::Value t;
+    t["test"] = std::move(test);
+    put(t);
+  }
+  put(rest);
+}
+
+void JsonlWriter::put(const json::Value& line) {
   std::string s = json::dump(line);
   s += '\n';
   std::fwrite(s.data(), 1, s.size(), f_);
@@ -65,6 +88,7 @@ std::variant<ResultsFile, std::string> read_results(const std::string& path) {
   std::istringstream lines(text);
   std::string line;
   size_t n = 0;
+  std::map<std::string, json::Object> tests;  // results.test: id -> the last test line
   while (std::getline(lines, line)) {
     ++n;
     if (line.empty()) continue;
@@ -82,22 +106,24 @@ std::variant<ResultsFile, std::string> read_results(const std::string& path) {
       r.header = std::move(v);
     } else if (const json::Value* s = v.find("summary"); s && v.as_object().size() == 1) {
       r.summary = *s;
+    } else if (const json::Value* t = v.find("test"); t && v.as_object().size() == 1) {
+      const json::Value* id = t->is_object() ? t->find("id") : nullptr;
+      if (!id || !id->is_string())
+        return path + ":" + std::to_string(n) + ": a test line needs an id";
+      tests[id->as_string()] = t->as_object();
     } else {
-      if (!v.find("id") || !v.find("status"))
+      const json::Value* id = v.find("id");
+      if (!id || !v.find("status"))
         return path + ":" + std::to_string(n) + ": a result needs id and status";
+      if (id->is_string())
+        if (auto it = tests.find(id->as_string()); it != tests.end())
+          for (const auto& [k, x] : it->second)
+            if (!v.find(k)) v[k] = x;
       r.records.push_back(std::move(v));
     }
   }
   if (r.header.is_null()) return "'" + path + "' has no header line";
   return r;
-}
-
-json::Value document(const ResultsFile& r) {
-  json::Value d = r.header;
-  json::Array recs = r.records;
-  d["results"] = std::move(recs);
-  if (!r.summary.is_null()) d["summary"] = r.summary;
-  return d;
 }
 
 size_t count_of(const std::map<std::string, size_t>& counts, std::string_view status) {

@@ -16,8 +16,17 @@ namespace simt::reports {
 
 inline constexpr const char* kSchema = "simtspec-results/1";
 
+// The fields of a result that are the same for every configuration of a test
+// (results.test): results.jsonl holds them once per test, in a test line.
+inline constexpr std::array<std::string_view, 9> kTestFields{
+    "title",  "file", "clauses",     "features",     "expected",
+    "source", "host", "preemptions", "restore_bytes"};
+
 // Streams results.jsonl: each line is flushed as soon as it is written
-// (results.stream), so an interrupted run leaves a readable file.
+// (results.stream), so an interrupted run leaves a readable file. A result (an
+// object with `id` and `status`) is written as results.test says: its test
+// fields go to a `{"test": {...}}` line before it when they differ from the last
+// test line written for its id, and the result line keeps the rest.
 class JsonlWriter {
  public:
   ~JsonlWriter();
@@ -26,7 +35,9 @@ class JsonlWriter {
   void close();
 
  private:
+  void put(const json::Value& line);
   std::FILE* f_ = nullptr;
+  std::map<std::string, std::string> test_lines_;  // id -> the last test line's text
 };
 
 struct ResultsFile {
@@ -38,11 +49,11 @@ struct ResultsFile {
   std::string runner_name() const;
 };
 
-// Reads a .jsonl results file (ignoring an incomplete last line) or a .json
-// document written by write_document.
+// Reads a .jsonl results file (ignoring an incomplete last line; test lines,
+// results.test, are joined back into the results that follow them, so every
+// record read holds its test fields) or a .json document as earlier versions
+// wrote it.
 std::variant<ResultsFile, std::string> read_results(const std::string& path);
-// The complete document: the header's fields plus "results" and "summary".
-json::Value document(const ResultsFile& r);
 // results.junit
 std::string junit_xml(const ResultsFile& r);
 std::string xml_escape(const std::string& s);

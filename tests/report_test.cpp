@@ -79,10 +79,25 @@ class Report : public ::testing::Test {
   void TearDown() override {
     if (!HasFailure()) fs::remove_all(dir_);
   }
+  // Renders with a page for every configuration (`--pages all`), so that the
+  // detail pages of passes can be checked too; render_default() as `simtspec
+  // report` does by default.
   void render(const std::vector<ResultsFile>& files,
               const std::map<std::string, Clause>& cl = clauses()) {
-    std::string err = reports::write_html(files, cl, dir_.string());
+    reports::HtmlOptions o;
+    o.all_pages = true;
+    std::string err = reports::write_html(files, cl, dir_.string(), o);
     ASSERT_EQ(err, "");
+  }
+  void render_default(const std::vector<ResultsFile>& files, const reports::HtmlOptions& o = {}) {
+    std::string err = reports::write_html(files, clauses(), dir_.string(), o);
+    ASSERT_EQ(err, "");
+  }
+  size_t pages() const {
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(dir_ / "tests"))
+      n += e.path().extension() == ".html";
+    return n;
   }
   std::string page(const std::string& rel) const { return read_all(dir_ / rel); }
   // The index row of `name` ("id" or "id[key]").
@@ -149,6 +164,84 @@ TEST_F(Report, RewriteRemovesItsOwnStalePagesOnly) {
   EXPECT_EQ(page("tests/notes.txt"), "kept");
 }
 
+// results.report.pages: by default only configurations that did not pass (and
+// are not unsupported or xfail) get a page; their rows link to it, the others
+// show their status as text. A rewrite with --pages all adds the rest, and a
+// rewrite by default removes them again.
+TEST_F(Report, PagesOnlyForConfigurationsThatDidNotPass) {
+  ResultsFile f = load("tests/data/results_fail.jsonl");
+  render_default({f});
+  EXPECT_EQ(pages(), 4u);  // three fail, one error; not the pass, unsupported, xfail
+  EXPECT_NE(row("xlane.readlane.values").find("<a href=\"tests/"), std::string::npos);
+  EXPECT_NE(row("alu.add.wraps").find("<a href=\"tests/"), std::string::npos);
+  for (const char* name : {"xlane.readlane.broadcast[wave=8,warps=1]", "bar.arrive.all[wave=16]",
+                           "alu.div.zero_lane_known"}) {
+    std::string r = row(name);
+    ASSERT_NE(r, "") << name;
+    EXPECT_EQ(r.find("<a href"), std::string::npos) << r;
+  }
+  // Every link of the index and the coverage page resolves.
+  for (const char* from : {"index.html", "coverage.html"}) {
+    std::string text = page(from);
+    std::regex link("href=\"(tests/[^\"#]+)");
+    for (std::sregex_iterator it(text.begin(), text.end(), link), end; it != end; ++it)
+      EXPECT_TRUE(fs::exists(dir_ / (*it)[1].str())) << from << ": " << (*it)[1];
+  }
+  reports::HtmlOptions all;
+  all.all_pages = true;
+  render_default({f}, all);
+  EXPECT_EQ(pages(), 7u);
+  EXPECT_NE(row("alu.div.zero_lane_known").find("<a href=\"tests/"), std::string::npos);
+  render_default({f});
+  EXPECT_EQ(pages(), 4u);
+}
+
+// results.test: results.jsonl holds a test's own fields once, in a test line
+// before its first result, and a reader joins them back: the records read are
+// the records written. A second test with the same id but other fields gets a
+// test line of its own.
+TEST_F(Report, TestFieldsAreWrittenOncePerTestAndReadBack) {
+  ResultsFile base = load("tests/data/results_fail.jsonl");
+  fs::create_directories(dir_);
+  const fs::path path = dir_ / "results.jsonl";
+  std::vector<json::Value> written;
+  {
+    reports::JsonlWriter w;
+    std::string err;
+    ASSERT_TRUE(w.open(path.string(), err)) << err;
+    w.write(base.header);
+    for (int i = 0; i < 3; ++i) {
+      json::Value r = base.records[0];
+      r["config_key"] = "wave=" + std::to_string(8 << i);
+      r["source"] = std::string(5000, 'x');
+      written.push_back(r);
+      w.write(r);
+    }
+    json::Value other = base.records[0];
+    other["file"] = "elsewhere.simt";  // the same id in another file
+    written.push_back(other);
+    w.write(other);
+    json::Value sum;
+    sum["summary"] = json::Object{};
+    w.write(sum);
+  }
+  std::string text = read_all(path);
+  EXPECT_EQ(count(text, "{\"test\":"), 2u) << text;
+  EXPECT_EQ(count(text, std::string(5000, 'x')), 1u);
+  auto r = reports::read_results(path.string());
+  ASSERT_TRUE(std::holds_alternative<ResultsFile>(r)) << std::get<std::string>(r);
+  const ResultsFile& back = std::get<ResultsFile>(r);
+  ASSERT_EQ(back.records.size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    ASSERT_EQ(back.records[i].as_object().size(), written[i].as_object().size()) << i;
+    for (const auto& [k, v] : written[i].as_object()) {
+      const json::Value* got = back.records[i].find(k);
+      ASSERT_NE(got, nullptr) << i << " " << k;
+      EXPECT_EQ(json::dump(*got), json::dump(v)) << i << " " << k;
+    }
+  }
+}
+
 TEST_F(Report, IndexHasOneRowPerRecordWithItsStatusClass) {
   ResultsFile f = load("tests/data/results_fail.jsonl");
   ASSERT_EQ(f.records.size(), 7u);
@@ -202,9 +295,15 @@ TEST_F(Report, IndexClauseStatusView) {
   std::string rl = clause_row("xlane.readlane");
   ASSERT_FALSE(rl.empty()) << t;
   EXPECT_NE(rl.find("class=\"failing\""), std::string::npos);
-  EXPECT_NE(rl.find("<td class=\"n st-pass\">1</td><td class=\"n st-fail\">2</td>"),
-            std::string::npos)
+  // results.report.failures: the fail count links to the first failing row citing it.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(rl, m,
+                                std::regex("<td class=\"n st-pass\">1</td><td class=\"n "
+                                           "st-fail\"><a href=\"#([^\"]+)\">2</a></td>")))
       << rl;
+  EXPECT_NE(row("xlane.readlane.broadcast[wave=8,warps=2]").find("id=\"" + m[1].str() + "\""),
+            std::string::npos)
+      << m[1];
   // Failing clauses come before clauses without failures.
   size_t worst = t.find("coverage.html#c-xlane.readlane\"");
   size_t fine = t.find("coverage.html#c-bar.arrive\"");
@@ -218,8 +317,7 @@ TEST_F(Report, TotalsMatchTheRecords) {
   std::string index = page("index.html");
   auto total = [&](const std::string& status) {
     std::smatch m;
-    std::regex re("data-total=\"" + status + "\">(?:<a href=\"#status=" + status +
-                  "\"[^>]*>)?([^<]*)<");
+    std::regex re("data-total=\"" + status + "\">(?:<a href=\"#[^\"]*\"[^>]*>)?([^<]*)<");
     return std::regex_search(index, m, re) ? m[1].str() : std::string("?");
   };
   EXPECT_EQ(total("pass"), "1");
@@ -229,6 +327,18 @@ TEST_F(Report, TotalsMatchTheRecords) {
   EXPECT_EQ(total("xfail"), "1");
   EXPECT_EQ(total("xpass"), "0");
   EXPECT_EQ(total("total"), "7");
+  // results.report.failures: the fail total goes to the first failing row with a
+  // fail (alu.add.wraps, an error, sorts before it), the error total to that row.
+  auto link = [&](const std::string& status) {
+    std::smatch m;
+    std::regex re("data-total=\"" + status + "\"><a href=\"#([^\"]*)\"");
+    return std::regex_search(index, m, re) ? m[1].str() : std::string("?");
+  };
+  EXPECT_NE(row("alu.div.zero_lane").find("id=\"" + link("fail") + "\""), std::string::npos)
+      << link("fail");
+  EXPECT_NE(row("alu.add.wraps").find("id=\"" + link("error") + "\""), std::string::npos)
+      << link("error");
+  EXPECT_EQ(link("unsupported"), "status=unsupported");
   EXPECT_EQ(total("rate"), "16.7%");  // 1 pass of 6 run
   EXPECT_NE(index.find("faulty-cmp 0.3"), std::string::npos);
   EXPECT_NE(index.find("fixture-host"), std::string::npos);
