@@ -4,7 +4,7 @@
 // feature x status matrix, every configuration with one status column per
 // results file), coverage.html (spec clauses and the tests citing them), one
 // page per configuration and results file under tests/, style.css and
-// report.js (the index filter). Records are read defensively: a field that is
+// report.js (the index filter, the copy buttons). Records are read defensively: a field that is
 // missing or has an unexpected type is treated as absent.
 #include "html.h"
 #include "model.h"
@@ -265,6 +265,9 @@ struct Row {
   std::string id, key;
   std::vector<const Entry*> cells;  // one per results file; nullptr: no record
   std::string anchor;               // the row's id attribute, "" if nothing links to it
+  // results.report.passes: a test whose every configuration passed in every
+  // results file is one row; these are its configuration keys.
+  std::vector<std::string> passed_keys;
   bool failing() const {
     for (const Entry* e : cells)
       if (e && is_failing(e->status)) return true;
@@ -383,13 +386,36 @@ Model build_model(const std::vector<ResultsFile>& results, const HtmlOptions& op
       size_t occ = occurrence[k]++;
       auto& slot = rows[k];
       while (slot.size() <= occ)
-        slot.push_back(Row{e.id, e.key, std::vector<const Entry*>(results.size()), ""});
+        slot.push_back(Row{e.id, e.key, std::vector<const Entry*>(results.size()), "", {}});
       slot[occ].cells[fi] = &e;
       if (!e.page.empty()) m.first_page_of_test.emplace(e.id, &e);
     }
   }
   for (auto& [k, rs] : rows)
     for (auto& r : rs) m.rows.push_back(std::move(r));
+  // results.report.passes: the rows of a test that passed everywhere become one.
+  if (!opt.all_pages) {
+    auto all_pass = [](const Row& r) {
+      return std::all_of(r.cells.begin(), r.cells.end(),
+                         [](const Entry* e) { return e && e->status == "pass"; });
+    };
+    std::vector<Row> merged;
+    for (size_t i = 0; i < m.rows.size();) {
+      size_t j = i;
+      bool pass = true;
+      for (; j < m.rows.size() && m.rows[j].id == m.rows[i].id; ++j)
+        pass = pass && all_pass(m.rows[j]);
+      if (pass && !m.rows[i].cells.empty()) {
+        Row r{m.rows[i].id, "", m.rows[i].cells, "", {}};
+        for (size_t k = i; k < j; ++k) r.passed_keys.push_back(m.rows[k].key);
+        merged.push_back(std::move(r));
+      } else {
+        for (size_t k = i; k < j; ++k) merged.push_back(std::move(m.rows[k]));
+      }
+      i = j;
+    }
+    m.rows = std::move(merged);
+  }
   // results.report: rows with a failing result (fail, error, xpass) in any column
   // come first, each group in id and key order.
   std::stable_partition(m.rows.begin(), m.rows.end(), [](const Row& r) { return r.failing(); });
@@ -692,6 +718,25 @@ void index_row(Html& h, const Row& r) {
   h << "<tr data-name=\"" << E(name) << "\" data-status=\"" << E(statuses) << "\""
     << (r.failing() ? " class=\"failing\"" : "");
   if (!r.anchor.empty()) h << " id=\"" << E(r.anchor) << "\"";
+  if (!r.passed_keys.empty()) {
+    // results.report.passes: one row for a test that passed everywhere.
+    const size_t n = r.passed_keys.size();
+    h << " class=\"passes\" data-n=\"" << n << "\"><td class=\"id\"";
+    if (!title.empty()) h << " title=\"" << E(title) << "\"";
+    h << ">" << E(r.id) << "</td><td class=\"key\">";
+    if (n == 1 && r.passed_keys[0].empty()) {
+      h << "</td>";
+    } else {
+      h << "<details><summary>" << n << " configuration" << (n == 1 ? "" : "s") << "</summary>";
+      for (size_t i = 0; i < n; ++i) h << (i ? ", " : "") << E(r.passed_keys[i]);
+      h << "</details></td>";
+    }
+    for (size_t i = 0; i < r.cells.size(); ++i)
+      h << "<td class=\"st st-pass\">pass" << (n > 1 ? " &times;" + std::to_string(n) : "")
+        << "</td>";
+    h << "</tr>\n";
+    return;
+  }
   h << "><td class=\"id\"";
   if (!title.empty()) h << " title=\"" << E(title) << "\"";
   h << ">" << E(r.id) << "</td><td class=\"key\">" << E(r.key) << "</td>";
@@ -1159,7 +1204,7 @@ void buffer_head(Html& h, const BufferView& b, const ElementLayout& l) {
   if (l.known()) h << "<th>lane</th><th>warp</th>" << (l.with_wg ? "<th>wg</th>" : "");
   if (b.expect || !b.each.empty()) h << "<th>expected</th>";
   if (b.reference) h << "<th>reference</th>";
-  h << "<th>actual</th></tr></thead>\n<tbody>\n";
+  h << "<th>actual</th><th title=\"differs\">&ne;</th></tr></thead>\n<tbody>\n";
 }
 
 void buffer_row(Html& h, const Detail& d, const BufferView& b, const ElementLayout& l, size_t i) {
@@ -1187,7 +1232,8 @@ void buffer_row(Html& h, const Detail& d, const BufferView& b, const ElementLayo
     h << "<td>" << E(x ? scalar_text(*x) : std::string()) << "</td>";
   }
   if (b.reference) h << "<td>" << E(cell_text(b.reference, i)) << "</td>";
-  h << "<td>" << E(cell_text(b.actual, i)) << "</td></tr>\n";
+  h << "<td>" << E(cell_text(b.actual, i)) << "</td><td class=\"mark\">"
+    << (first || differs ? "&ne;" : "") << "</td></tr>\n";
 }
 
 // The buffer's elements, one row each; a long buffer shows a window around
@@ -1204,7 +1250,7 @@ void buffer_table(Html& h, const Detail& d, const BufferView& b) {
     lo = centre > kBufferWindow ? centre - kBufferWindow : 0;
     hi = std::min(n, lo + 2 * kBufferWindow + 1);
   }
-  int cols = 2 + (l.known() ? 2 + l.with_wg : 0) + (b.expect || !b.each.empty()) +
+  int cols = 3 + (l.known() ? 2 + l.with_wg : 0) + (b.expect || !b.each.empty()) +
              (b.reference != nullptr);
   buffer_head(h, b, l);
   if (lo > 0)
@@ -1375,12 +1421,19 @@ void detail_host(Html& h, const Detail& d) {
     << E(host) << "</pre>\n";
 }
 
-void detail_tail(Html& h, const Detail& d) {
+// results.report.failures: the command near the top, with a copy button that
+// report.js shows (without JavaScript the command is still selectable text).
+void detail_reproduce(Html& h, const Detail& d) {
+  if (std::string cmd = get_str(d.rec, "reproduce"); !cmd.empty())
+    h << "<div class=\"reproduce\" id=\"reproduce\"><strong>Reproduce:</strong> <button "
+         "type=\"button\" class=\"copy\" data-copy=\"reproduce-cmd\" hidden>copy</button>\n"
+         "<code class=\"reproduce\" id=\"reproduce-cmd\">"
+      << E(cmd) << "</code></div>\n";
+}
+
+void detail_stderr(Html& h, const Detail& d) {
   if (std::string err = get_str(d.rec, "stderr"); !err.empty())
     h << "<h2 id=\"stderr\">Standard error</h2>\n<pre class=\"stderr\">" << E(err) << "</pre>\n";
-  if (std::string cmd = get_str(d.rec, "reproduce"); !cmd.empty())
-    h << "<h2 id=\"reproduce\">Reproduce</h2>\n<p><code class=\"reproduce\">" << E(cmd)
-      << "</code></p>\n";
 }
 
 std::string render_detail(const Model& m, const Entry& e, const Row* row) {
@@ -1395,17 +1448,20 @@ std::string render_detail(const Model& m, const Entry& e, const Row* row) {
            get_obj(&rec, "first_diff")};
   Html h;
   h.reserve(8192 + get_str(rec, "source").size() * 2);
-  page_start(h, e.name() + " - " + m.sources[e.file].label + " - simtspec", "../", false);
+  page_start(h, e.name() + " - " + m.sources[e.file].label + " - simtspec", "../", true);
+  // results.report.failures: what failed and how to rerun it first; standard
+  // error before the source.
   detail_header(h, d);
+  detail_reproduce(h, d);
   detail_other_runs(h, d, row);
-  detail_facts(h, d);
   detail_first_diff(h, d);
+  detail_stderr(h, d);
+  detail_facts(h, d);
   detail_host(h, d);
   detail_outcomes(h, d);
   detail_buffers(h, d);
   detail_source(h, d);
   detail_traces(h, d);
-  detail_tail(h, d);
   page_end(h);
   return h.str();
 }
@@ -1496,6 +1552,12 @@ pre.source .ln { display: inline-block; width: 3.5em; padding-right: 1em; text-a
   color: var(--muted); user-select: none; }
 pre.source .hl-line { background: var(--hl); display: inline-block; min-width: 100%; }
 pre.trace span.diff { background: var(--diff); display: inline-block; min-width: 100%; font-weight: bold; }
+tr[id], h2[id], div[id], :target { scroll-margin-top: 4em; }
+td.st .msg { font-weight: normal; font-size: 12px; white-space: pre-wrap; word-break: break-word;
+  max-width: 40em; }
+div.reproduce { margin: .6em 0; }
+button.copy { font-size: 12px; margin-left: .5em; }
+td.mark { color: var(--fail); text-align: center; }
 code.reproduce { display: block; background: var(--head); border: 1px solid var(--line); padding: .6em;
   user-select: all; white-space: pre-wrap; word-break: break-all; }
 )css";
@@ -1505,9 +1567,36 @@ constexpr std::string_view kScript =
 // checkbox per status. A row shows if its name contains the text and one of
 // its statuses is checked. The filter can be set from the address:
 // index.html#q=TEXT&status=fail,error
+// The copy buttons of the detail pages: a button.copy[data-copy=ID] is shown and
+// copies the text of element ID (the page works without them).
 (function () {
   'use strict';
+  function copyButtons() {
+    Array.prototype.forEach.call(document.querySelectorAll('button.copy[data-copy]'), function (b) {
+      var src = document.getElementById(b.getAttribute('data-copy'));
+      if (!src) return;
+      b.hidden = false;
+      b.addEventListener('click', function () {
+        function select() {
+          var range = document.createRange();
+          range.selectNodeContents(src);
+          var sel = window.getSelection();
+          sel.removeAllRanges();
+          sel.addRange(range);
+          var ok = false;
+          try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+          b.textContent = ok ? 'copied' : 'selected: press Ctrl+C';
+        }
+        if (navigator.clipboard && navigator.clipboard.writeText)
+          navigator.clipboard.writeText(src.textContent).then(function () {
+            b.textContent = 'copied';
+          }, select);
+        else select();
+      });
+    });
+  }
   function setup() {
+    copyButtons();
     var table = document.getElementById('results');
     var text = document.getElementById('filter-text');
     var shown = document.getElementById('shown');
@@ -1522,14 +1611,16 @@ constexpr std::string_view kScript =
       var q = text.value.trim().toLowerCase();
       var on = {};
       boxes.forEach(function (b) { on[b.getAttribute('data-status')] = b.checked; });
-      var n = 0;
+      var n = 0, all = 0;
       for (var i = 0; i < rows.length; ++i) {
         var show = (!q || names[i].indexOf(q) >= 0) &&
             statuses[i].some(function (s) { return on[s] === true; });
         rows[i].hidden = !show;
-        if (show) ++n;
+        var count = Number(rows[i].getAttribute('data-n') || 1);
+        all += count;
+        if (show) n += count;
       }
-      shown.textContent = n + ' of ' + rows.length + ' configurations shown';
+      shown.textContent = n + ' of ' + all + ' configurations shown';
     }
     function fromHash() {
       var params = {};

@@ -405,15 +405,17 @@ TEST_F(Report, FailingBufferDetailHighlightsTheElementAndItsLane) {
             std::string::npos);
   // Element 13 = lane 5 of warp 1 at wave 8: the only row marked, with an id to link to.
   EXPECT_EQ(count(d, "id=\"first-diff\""), 1u);
-  EXPECT_NE(d.find("<tr id=\"first-diff\" class=\"diff\"><td>13</td><td class=\"hl\">5</td>"
-                   "<td class=\"hl\">1</td><td>20</td><td>30</td></tr>"),
-            std::string::npos);
+  EXPECT_NE(
+      d.find("<tr id=\"first-diff\" class=\"diff\"><td>13</td><td class=\"hl\">5</td>"
+             "<td class=\"hl\">1</td><td>20</td><td>30</td><td class=\"mark\">&ne;</td></tr>"),
+      std::string::npos);
   EXPECT_NE(d.find("<a href=\"#first-diff\">element 13</a>"), std::string::npos);
   EXPECT_NE(d.find("lane <span class=\"hl\">5</span> of warp <span class=\"hl\">1</span>"),
             std::string::npos);
   // Other elements are plain rows.
-  EXPECT_NE(d.find("<tr><td>12</td><td>4</td><td>1</td><td></td><td>4</td></tr>"),
-            std::string::npos);
+  EXPECT_NE(
+      d.find("<tr><td>12</td><td>4</td><td>1</td><td></td><td>4</td><td class=\"mark\"></td></tr>"),
+      std::string::npos);
   // The outcome row of the buffer is highlighted, the status row is not.
   EXPECT_NE(d.find("<tr class=\"diff\"><th>buffers.out.values</th>"), std::string::npos);
   EXPECT_NE(d.find("<tr><th>status</th>"), std::string::npos);
@@ -422,9 +424,15 @@ TEST_F(Report, FailingBufferDetailHighlightsTheElementAndItsLane) {
   // Trace lines are named as such (not source lines), with their step.
   EXPECT_NE(d.find(">trace line 6</a> (step #5); the source line of each step"), std::string::npos);
   EXPECT_NE(d.find("reference trace (6 lines)"), std::string::npos);
-  EXPECT_NE(
-      d.find("<code class=\"reproduce\">simtspec test suites/xlane/readlane.simt --runner f.toml"),
-      std::string::npos);
+  EXPECT_NE(d.find("<code class=\"reproduce\" id=\"reproduce-cmd\">simtspec test "
+                   "suites/xlane/readlane.simt --runner f.toml"),
+            std::string::npos);
+  // results.report.failures: the command with its copy button (shown by the script)
+  // near the top, before the configuration and the source.
+  EXPECT_NE(d.find("<button type=\"button\" class=\"copy\" data-copy=\"reproduce-cmd\" hidden>"),
+            std::string::npos);
+  EXPECT_LT(d.find("id=\"reproduce\""), d.find("<table class=\"facts\">"));
+  EXPECT_LT(d.find("id=\"reproduce\""), d.find("id=\"source\""));
   // Clauses link to the coverage page.
   EXPECT_NE(d.find("<a href=\"../coverage.html#c-xlane.readlane\">xlane.readlane</a>"),
             std::string::npos);
@@ -478,11 +486,15 @@ TEST_F(Report, HostScriptAndHandlerEntriesAreShown) {
 TEST_F(Report, BufferWithExpectedValuesShowsEveryMismatch) {
   render({load("tests/data/results_fail.jsonl")});
   std::string d = detail_of("xlane.readlane.values");
-  EXPECT_NE(d.find("<tr id=\"first-diff\" class=\"diff\"><td>3</td><td class=\"hl\">3</td>"
-                   "<td class=\"hl\">0</td><td>10</td><td>20</td></tr>"),
-            std::string::npos);
-  EXPECT_NE(d.find("<tr><td>2</td><td>2</td><td>0</td><td>2</td><td>2</td></tr>"),
-            std::string::npos);
+  EXPECT_NE(
+      d.find("<tr id=\"first-diff\" class=\"diff\"><td>3</td><td class=\"hl\">3</td>"
+             "<td class=\"hl\">0</td><td>10</td><td>20</td><td class=\"mark\">&ne;</td></tr>"),
+      std::string::npos);
+  EXPECT_NE(
+      d.find("<tr><td>2</td><td>2</td><td>0</td><td>2</td><td>2</td><td class=\"mark\"></td></tr>"),
+      std::string::npos);
+  // results.report.failures: the differing element is marked, the others are not.
+  EXPECT_EQ(count(d, "<td class=\"mark\">&ne;</td>"), 1u) << d;
 }
 
 TEST_F(Report, FieldDifferenceIsHighlighted) {
@@ -503,6 +515,29 @@ TEST_F(Report, ErrorDetailShowsStandardError) {
                    "&quot;heap&quot;\nAborted\n</pre>"),
             std::string::npos);
   EXPECT_NE(d.find("the process died (signal 6) before answering"), std::string::npos);
+  // results.report.failures: standard error comes before the source.
+  ASSERT_NE(d.find("id=\"source\""), std::string::npos);
+  EXPECT_LT(d.find("id=\"stderr\""), d.find("id=\"source\""));
+}
+
+// results.report.failures: a result's message is text in its cell, cut at 200
+// bytes on a character boundary; a pass shows none.
+TEST_F(Report, RowsShowTheirMessageAsText) {
+  ResultsFile f = load("tests/data/results_fail.jsonl");
+  json::Value& r = f.records[0];
+  r["message"] = std::string(199, 'm') + "\xc3\xa9 and more";  // é across byte 200
+  render_default({f});
+  std::string cell = row("xlane.readlane.values");
+  EXPECT_NE(cell.find("<div class=\"msg\">"), std::string::npos) << cell;
+  std::string first =
+      row(json::dump(r["id"]).substr(1, r["id"].as_string().size()) +
+          (r["config_key"].as_string().empty() ? "" : "[" + r["config_key"].as_string() + "]"));
+  EXPECT_NE(first.find("<div class=\"msg\">" + std::string(199, 'm') + "\xe2\x80\xa6</div>"),
+            std::string::npos)
+      << first;
+  EXPECT_EQ(row("xlane.readlane.broadcast[wave=8,warps=1]").find("class=\"msg\""),
+            std::string::npos);
+  EXPECT_NE(row("bar.arrive.all[wave=16]").find("class=\"msg\""), std::string::npos);
 }
 
 TEST_F(Report, CoverageMarksUncoveredMachineClausesOnly) {
