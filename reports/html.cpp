@@ -289,7 +289,42 @@ struct Model {
   std::vector<std::string> features;                       // sorted, "(none)" for records without
   std::map<std::string, const Entry*> first_page_of_test;  // id -> first entry with a page
   std::map<std::string, std::string> test_anchor;          // id -> its first row's anchor
+  // results.report.history: per implementation, its runs (oldest first) and each
+  // configuration's statuses in them; empty without a history.
+  struct ImplHistory {
+    std::vector<const RunInfo*> runs;
+    // (test id, config key) -> (index into runs, status)
+    std::map<std::pair<std::string, std::string>, std::vector<std::pair<size_t, std::string>>>
+        results;
+  };
+  std::map<std::string, ImplHistory> history;  // impl name -> its history
 };
+
+constexpr size_t kStripRuns = 20;  // a strip shows at most the last 20 runs
+
+// "history-NAME.html" of an implementation.
+std::string history_page(const std::string& impl) {
+  char hash[12];
+  std::snprintf(hash, sizeof hash, "-%08x", static_cast<unsigned>(fnv1a(impl) & 0xffffffffu));
+  return "history-" + sanitize(impl, 60) + hash + ".html";
+}
+
+void build_history(Model& m, const History& h) {
+  std::map<int64_t, std::pair<std::string, size_t>> where;  // run id -> (impl, index)
+  for (const RunInfo& r : h.runs) {
+    auto& ih = m.history[r.impl_name];
+    where[r.id] = {r.impl_name, ih.runs.size()};
+    ih.runs.push_back(&r);
+  }
+  for (const ResultRow& row : h.results) {
+    auto it = where.find(row.run);
+    if (it == where.end()) continue;  // a result of a run not given
+    m.history[it->second.first].results[{row.test_id, row.config_key}].emplace_back(
+        it->second.second, row.status);
+  }
+  for (auto& [impl, ih] : m.history)
+    for (auto& [k, v] : ih.results) std::sort(v.begin(), v.end());
+}
 
 // Orders configuration keys with numbers by value ("wave=8" before "wave=32").
 bool natural_less(const std::string& a, const std::string& b) {
@@ -393,6 +428,7 @@ Model build_model(const std::vector<ResultsFile>& results, const HtmlOptions& op
   }
   for (auto& [k, rs] : rows)
     for (auto& r : rs) m.rows.push_back(std::move(r));
+  if (opt.history) build_history(m, *opt.history);
   // results.report.passes: the rows of a test that passed everywhere become one.
   if (!opt.all_pages) {
     auto all_pass = [](const Row& r) {
@@ -703,7 +739,31 @@ void index_filter(Html& h, const Model& m) {
   h << "<span id=\"shown\" class=\"note\"></span>\n</form>\n";
 }
 
-void index_row(Html& h, const Row& r) {
+// results.report.history: the configuration's statuses in the last kStripRuns
+// runs of its implementation, oldest first, one small square each (a run without
+// a result for it is an empty square).
+void history_strip(Html& h, const Model& m, const Entry& e, bool titles) {
+  auto ih = m.history.find(m.sources[e.file].file->runner_name());
+  if (ih == m.history.end() || ih->second.runs.empty()) return;
+  const auto& runs = ih->second.runs;
+  auto res = ih->second.results.find({e.id, e.key});
+  const size_t first = runs.size() > kStripRuns ? runs.size() - kStripRuns : 0;
+  h << "<span class=\"strip\" title=\"the last " << runs.size() - first << " runs, oldest first\">";
+  size_t k = 0;
+  const auto* list = res == ih->second.results.end() ? nullptr : &res->second;
+  for (size_t i = first; i < runs.size(); ++i) {
+    while (list && k < list->size() && (*list)[k].first < i) ++k;
+    std::string st = list && k < list->size() && (*list)[k].first == i ? (*list)[k].second : "";
+    h << "<i class=\"" << (st.empty() ? "st-missing" : status_class(st)) << "\"";
+    if (titles)
+      h << " title=\"run " << runs[i]->id << " (" << E(runs[i]->started)
+        << "): " << E(st.empty() ? "no result" : st) << "\"";
+    h << "></i>";
+  }
+  h << "</span>";
+}
+
+void index_row(Html& h, const Model& m, const Row& r) {
   std::vector<std::string> tokens;  // the row's distinct statuses, for the filter
   std::string title;
   for (const Entry* e : r.cells)
@@ -755,9 +815,59 @@ void index_row(Html& h, const Row& r) {
       h << "<a href=\"" << e->page << "\">" << E(e->status) << "</a>";
     // results.report.failures: the message as text, not only in the tooltip.
     if (!msg.empty() && e->status != "pass") h << "<div class=\"msg\">" << E(clip(msg)) << "</div>";
+    history_strip(h, m, *e, false);
     h << "</td>";
   }
   h << "</tr>\n";
+}
+
+// results.report.interop: with several results files, tests x results files, each
+// cell the test's passed and run configurations in that file, coloured by their
+// share, linking to the test's first row.
+void index_interop(Html& h, const Model& m) {
+  if (m.sources.size() < 2) return;
+  struct Cell {
+    size_t passed = 0, ran = 0, total = 0;
+  };
+  std::map<std::string, std::vector<Cell>> grid;
+  for (size_t fi = 0; fi < m.sources.size(); ++fi)
+    for (const Entry& e : m.sources[fi].entries) {
+      auto& row = grid[e.id];
+      row.resize(m.sources.size());
+      ++row[fi].total;
+      row[fi].ran += e.status != "unsupported";
+      row[fi].passed += e.status == "pass";
+    }
+  std::vector<size_t> complete(m.sources.size());
+  for (const auto& [id, cells] : grid)
+    for (size_t fi = 0; fi < cells.size(); ++fi)
+      complete[fi] += cells[fi].ran > 0 && cells[fi].passed == cells[fi].ran;
+  h << "<h2 id=\"interop\">Interop</h2>\n<p class=\"note\">Per test: configurations passed / "
+       "run in each results file (unsupported ones do not run). Green: all passed; red: none; "
+       "in between: some.</p>\n<table class=\"interop\">\n<thead><tr><th>test</th>";
+  for (const auto& src : m.sources) h << "<th>" << E(src.label) << "</th>";
+  h << "</tr></thead>\n<tbody>\n<tr class=\"all\"><th>tests all passed</th>";
+  for (size_t fi = 0; fi < m.sources.size(); ++fi)
+    h << "<td class=\"n\">" << complete[fi] << " / " << grid.size() << "</td>";
+  h << "</tr>\n";
+  for (const auto& [id, cells] : grid) {
+    h << "<tr><th><a href=\"#" << E(m.test_anchor.at(id)) << "\">" << E(id) << "</a></th>";
+    for (const Cell& c : cells) {
+      const char* cls = c.total == 0        ? "g-none"
+                        : c.ran == 0        ? "g-unrun"
+                        : c.passed == c.ran ? "g-all"
+                        : c.passed == 0     ? "g-zero"
+                                            : "g-some";
+      h << "<td class=\"n " << cls << "\">";
+      if (c.total == 0)
+        h << "&mdash;";
+      else
+        h << c.passed << " / " << c.ran;
+      h << "</td>";
+    }
+    h << "</tr>\n";
+  }
+  h << "</tbody>\n</table>\n";
 }
 
 std::string render_index(const Model& m) {
@@ -768,6 +878,14 @@ std::string render_index(const Model& m) {
   for (const auto& src : m.sources) index_summary(h, m, src);
   if (m.sources.empty()) h << "<p>No results files.</p>\n";
   h << "</div>\n";
+  if (!m.history.empty()) {
+    h << "<p class=\"history-links\">History: ";
+    for (const auto& [impl, ih] : m.history)
+      h << "<a href=\"" << E(history_page(impl)) << "\">" << E(impl) << "</a> (" << ih.runs.size()
+        << " run" << (ih.runs.size() == 1 ? "" : "s") << ") ";
+    h << "</p>\n";
+  }
+  index_interop(h, m);
   index_clauses(h, m);
   index_matrix(h, m);
   h << "<h2 id=\"configurations\">Test configurations</h2>\n"
@@ -776,9 +894,103 @@ std::string render_index(const Model& m) {
   h << "<table class=\"results\" id=\"results\">\n<thead><tr><th>test</th><th>configuration</th>";
   for (const auto& src : m.sources) h << "<th>" << E(src.label) << "</th>";
   h << "</tr></thead>\n<tbody>\n";
-  for (const Row& r : m.rows) index_row(h, r);
+  for (const Row& r : m.rows) index_row(h, m, r);
   h << "</tbody>\n</table>\n";
   if (m.rows.empty()) h << "<p>No results.</p>\n";
+  page_end(h);
+  return h.str();
+}
+
+// ---------------------------------------------------------------------------
+// history-<impl>.html (results.report.history)
+
+// A run's pass rate (pass / run) and share of the suite run (run / selected), as
+// fractions; negative when undefined.
+std::pair<double, double> run_rates(const RunInfo& r) {
+  auto it = r.counts.find("pass");
+  const double pass = it == r.counts.end() ? 0 : static_cast<double>(it->second);
+  return {r.run ? pass / static_cast<double>(r.run) : -1.0,
+          r.selected ? static_cast<double>(r.run) / static_cast<double>(r.selected) : -1.0};
+}
+
+// The two series over the runs as an SVG line chart: x the run (oldest left), y
+// 0 to 100%; one circle per run with a defined value, titled.
+void history_chart(Html& h, const std::vector<const RunInfo*>& runs) {
+  constexpr double kW = 720, kH = 240, kLeft = 48, kRight = 16, kTop = 12, kBottom = 28;
+  const double pw = kW - kLeft - kRight, ph = kH - kTop - kBottom;
+  auto x = [&](size_t i) {
+    return runs.size() < 2
+               ? kLeft + pw / 2
+               : kLeft + pw * static_cast<double>(i) / static_cast<double>(runs.size() - 1);
+  };
+  auto y = [&](double v) { return kTop + ph * (1 - v); };
+  h << "<svg class=\"chart\" width=\"" << fmt_double(kW, "%.0f") << "\" height=\""
+    << fmt_double(kH, "%.0f") << "\" viewBox=\"0 0 " << fmt_double(kW, "%.0f") << " "
+    << fmt_double(kH, "%.0f")
+    << "\" role=\"img\" aria-label=\"pass rate and share of the suite run, per run\">\n";
+  for (int pct : {0, 25, 50, 75, 100}) {
+    std::string yy = fmt_double(y(pct / 100.0), "%.1f");
+    h << "<line class=\"grid\" x1=\"" << fmt_double(kLeft, "%.0f") << "\" x2=\""
+      << fmt_double(kLeft + pw, "%.0f") << "\" y1=\"" << yy << "\" y2=\"" << yy
+      << "\"/><text class=\"axis\" x=\"" << fmt_double(kLeft - 6, "%.0f") << "\" y=\"" << yy
+      << "\" text-anchor=\"end\" dominant-baseline=\"middle\">" << pct << "%</text>\n";
+  }
+  for (int series = 0; series < 2; ++series) {
+    const char* cls = series == 0 ? "rate" : "share";
+    std::string points;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto [rate, share] = run_rates(*runs[i]);
+      double v = series == 0 ? rate : share;
+      if (v < 0) continue;
+      points +=
+          (points.empty() ? "" : " ") + fmt_double(x(i), "%.1f") + "," + fmt_double(y(v), "%.1f");
+    }
+    h << "<polyline class=\"" << cls << "\" fill=\"none\" points=\"" << points << "\"/>\n";
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto [rate, share] = run_rates(*runs[i]);
+      double v = series == 0 ? rate : share;
+      if (v < 0) continue;
+      h << "<circle class=\"pt-" << cls << "\" cx=\"" << fmt_double(x(i), "%.1f") << "\" cy=\""
+        << fmt_double(y(v), "%.1f") << "\" r=\"3.5\"><title>run " << runs[i]->id << " ("
+        << E(runs[i]->started) << "): " << (series == 0 ? "pass rate " : "share run ")
+        << fmt_double(100 * v, "%.1f") << "%</title></circle>\n";
+    }
+  }
+  h << "<text class=\"axis\" x=\"" << fmt_double(kLeft, "%.0f") << "\" y=\""
+    << fmt_double(kH - 6, "%.0f") << "\">oldest</text><text class=\"axis\" x=\""
+    << fmt_double(kLeft + pw, "%.0f") << "\" y=\"" << fmt_double(kH - 6, "%.0f")
+    << "\" text-anchor=\"end\">newest</text>\n</svg>\n";
+}
+
+std::string render_history(const std::string& impl, const std::vector<const RunInfo*>& runs) {
+  Html h;
+  page_start(h, impl + " history - simtspec", "", false);
+  h << "<h1>History of " << E(impl)
+    << "</h1>\n<p class=\"legend\"><span class=\"key-rate\">"
+       "&#9644; pass rate</span> (pass &divide; run) <span class=\"key-share\">&#9644; share of "
+       "the suite run</span> (run &divide; selected), over "
+    << runs.size() << " run" << (runs.size() == 1 ? "" : "s") << ", oldest first.</p>\n";
+  history_chart(h, runs);
+  h << "<h2 id=\"runs\">Runs</h2>\n<table class=\"runs\">\n<thead><tr><th>run</th><th>started</th>"
+       "<th>version</th><th>state</th><th>host</th><th>duration</th>";
+  for (auto st : kStatuses) h << "<th>" << E(st) << "</th>";
+  h << "<th>pass rate</th><th>share run</th></tr></thead>\n<tbody>\n";
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {  // newest first
+    const RunInfo& r = **it;
+    auto [rate, share] = run_rates(r);
+    h << "<tr id=\"run-" << r.id << "\"><td class=\"n\">" << r.id << "</td><td>" << E(r.started)
+      << "</td><td>" << E(r.impl_version) << "</td><td"
+      << (r.state == "complete" ? "" : " class=\"warn\"") << ">" << E(r.state) << "</td><td>"
+      << E(r.host) << "</td><td class=\"n\">" << fmt_double(r.duration_s, "%.1f s") << "</td>";
+    for (auto st : kStatuses) {
+      auto c = r.counts.find(std::string(st));
+      h << "<td class=\"n\">" << (c == r.counts.end() ? 0 : c->second) << "</td>";
+    }
+    h << "<td class=\"n\">" << (rate < 0 ? "n/a" : fmt_double(100 * rate, "%.1f%%"))
+      << "</td><td class=\"n\">" << E(share < 0 ? "n/a" : share_run(r.run, r.selected))
+      << "</td></tr>\n";
+  }
+  h << "</tbody>\n</table>\n";
   page_end(h);
   return h.str();
 }
@@ -1452,6 +1664,12 @@ std::string render_detail(const Model& m, const Entry& e, const Row* row) {
   // results.report.failures: what failed and how to rerun it first; standard
   // error before the source.
   detail_header(h, d);
+  if (m.history.count(m.sources[e.file].file->runner_name())) {
+    h << "<p class=\"history\">History: ";
+    history_strip(h, m, e, true);
+    h << " <a href=\"../" << E(history_page(m.sources[e.file].file->runner_name()))
+      << "\">all runs</a></p>\n";
+  }
   detail_reproduce(h, d);
   detail_other_runs(h, d, row);
   detail_first_diff(h, d);
@@ -1558,6 +1776,22 @@ td.st .msg { font-weight: normal; font-size: 12px; white-space: pre-wrap; word-b
 div.reproduce { margin: .6em 0; }
 button.copy { font-size: 12px; margin-left: .5em; }
 td.mark { color: var(--fail); text-align: center; }
+.strip { display: inline-flex; gap: 1px; margin-left: .4em; vertical-align: middle; }
+.strip i { display: inline-block; width: 8px; height: 8px; border: 1px solid var(--line); }
+.strip i.st-pass { background: var(--pass); } .strip i.st-fail { background: var(--fail); }
+.strip i.st-error { background: var(--error); } .strip i.st-xpass { background: var(--xpass); }
+.strip i.st-unsupported { background: var(--unsupported-bg); }
+.strip i.st-xfail { background: var(--xfail-bg); } .strip i.st-other { background: var(--hl); }
+table.interop td.g-all { background: var(--pass-bg); color: var(--pass); }
+table.interop td.g-some { background: var(--xfail-bg); }
+table.interop td.g-zero { background: var(--fail-bg); color: var(--fail); }
+table.interop td.g-unrun, table.interop td.g-none { color: var(--muted); }
+svg.chart line.grid { stroke: var(--line); }
+svg.chart text.axis { font-size: 11px; fill: var(--muted); }
+svg.chart polyline.rate { stroke: var(--pass); stroke-width: 2; }
+svg.chart polyline.share { stroke: #0b57d0; stroke-width: 2; stroke-dasharray: 5 3; }
+svg.chart circle.pt-rate { fill: var(--pass); } svg.chart circle.pt-share { fill: #0b57d0; }
+.key-rate { color: var(--pass); } .key-share { color: #0b57d0; }
 code.reproduce { display: block; background: var(--head); border: 1px solid var(--line); padding: .6em;
   user-select: all; white-space: pre-wrap; word-break: break-all; }
 )css";
@@ -1710,6 +1944,8 @@ std::string write_html(const std::vector<ResultsFile>& results,
       !write_file(root / "index.html", render_index(m), err) ||
       !write_file(root / "coverage.html", render_coverage(m, clauses), err))
     return err;
+  for (const auto& [impl, ih] : m.history)
+    if (!write_file(root / history_page(impl), render_history(impl, ih.runs), err)) return err;
   // Which row each entry is in, for links between results files.
   std::map<const Entry*, const Row*> row_of;
   if (m.sources.size() > 1)

@@ -392,5 +392,44 @@ setTimeout(function () { done(b.textContent + '|' + w.getSelection().toString())
       << got;
 }
 
+// results.report.history: the history page loads clean, its links resolve, and
+// its chart is drawn (the SVG's points are in the DOM).
+TEST_F(Browser, HistoryPageLoads) {
+  std::vector<reports::ResultsFile> files;
+  auto r = reports::read_results(test::source_path("tests/data/results_fail.jsonl"));
+  ASSERT_TRUE(std::holds_alternative<reports::ResultsFile>(r));
+  files.push_back(std::get<reports::ResultsFile>(std::move(r)));
+  reports::History hist;
+  for (int i = 0; i < 4; ++i) {
+    reports::RunInfo run;
+    run.id = i + 1;
+    run.impl_name = "faulty-cmp";
+    run.state = "complete";
+    run.counts = {{"pass", 3u + i}, {"fail", 4u - i}};
+    run.run = run.selected = 7;
+    hist.runs.push_back(run);
+    hist.results.push_back({run.id, "alu.div.zero_lane", "", i < 2 ? "pass" : "fail", ""});
+  }
+  reports::HtmlOptions o;
+  o.history = &hist;
+  fs::path root = dir_ / "report";
+  ASSERT_EQ(reports::write_html(files, {}, root.string(), o), "");
+  fs::path page;
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.path().filename().string().rfind("history-", 0) == 0) page = e.path();
+  ASSERT_FALSE(page.empty());
+  Loaded l = open(page);
+  expect_clean(l, page.string());
+  size_t points = 0;
+  for (size_t at = l.dom.find("<circle class=\"pt-rate\""); at != std::string::npos;
+       at = l.dom.find("<circle class=\"pt-rate\"", at + 1))
+    ++points;
+  EXPECT_EQ(points, 4u);
+  expect_links_resolve(page, l.dom);
+  Loaded index = open(root / "index.html");
+  expect_clean(index, "index.html");
+  expect_links_resolve(root / "index.html", index.dom);
+}
+
 }  // namespace
 }  // namespace simt

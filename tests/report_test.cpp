@@ -886,5 +886,114 @@ TEST_F(Report, ThreeThousandConfigurationsRenderQuickly) {
   EXPECT_EQ(count(page("index.html"), "<tr data-name="), 3007u);
 }
 
+// results.report.interop: with several results files, a grid of tests x files,
+// each cell passed / run configurations, coloured, linking to the test's row.
+TEST_F(Report, InteropGridCountsPassedAndRunPerTest) {
+  render_default({load("tests/data/results_pass.jsonl"), load("tests/data/results_fail.jsonl")});
+  std::string index = page("index.html");
+  ASSERT_NE(index.find("<h2 id=\"interop\">"), std::string::npos);
+  auto cell_row = [&](const std::string& id) {
+    size_t at = index.find(">" + id + "</a></th>", index.find("<table class=\"interop\">"));
+    if (at == std::string::npos) return std::string();
+    size_t start = index.rfind("<tr>", at);
+    return index.substr(start, index.find("</tr>", at) - start);
+  };
+  // broadcast: both configurations pass on the reference, 1 of 2 on faulty-cmp.
+  std::string b = cell_row("xlane.readlane.broadcast");
+  EXPECT_NE(b.find("<td class=\"n g-all\">2 / 2</td><td class=\"n g-some\">1 / 2</td>"),
+            std::string::npos)
+      << b;
+  // The test's link goes to its first row.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(b, m, std::regex("<a href=\"#([^\"]+)\">")));
+  EXPECT_NE(index.find("<tr data-name=\"xlane.readlane.broadcast["), std::string::npos);
+  EXPECT_NE(index.find("id=\"" + m[1].str() + "\""), std::string::npos);
+  // Not in the first file, and only unsupported in the second: none / nothing run.
+  EXPECT_NE(cell_row("bar.arrive.all")
+                .find("<td class=\"n g-none\">&mdash;</td><td class=\"n "
+                      "g-unrun\">0 / 0</td>"),
+            std::string::npos)
+      << cell_row("bar.arrive.all");
+  EXPECT_NE(cell_row("alu.add.wraps").find("g-zero\">0 / 1</td>"), std::string::npos);
+  // One results file: no grid.
+  render_default({load("tests/data/results_fail.jsonl")});
+  EXPECT_EQ(page("index.html").find("id=\"interop\""), std::string::npos);
+}
+
+// results.report.history: a history page per implementation with its pass rate
+// and share run drawn as SVG (a point per run), a table of runs, and a strip of
+// statuses per configuration in the index rows and on failing pages.
+TEST_F(Report, HistoryPagesAndStrips) {
+  reports::History hist;
+  const char* statuses[] = {"pass", "pass", "fail", "pass", "fail"};
+  for (int i = 0; i < 5; ++i) {
+    reports::RunInfo r;
+    r.id = 10 + i;
+    r.kind = "test";
+    r.state = i == 3 ? "interrupted" : "complete";
+    r.impl_name = "faulty-cmp";
+    r.impl_version = "0.3";
+    r.started = "2026-11-2" + std::to_string(i) + "T10:00:00Z";
+    r.counts = {{"pass", 6u - (i % 2)}, {"fail", 1u + (i % 2)}, {"unsupported", 1}};
+    r.run = 7;
+    r.selected = 8;
+    hist.runs.push_back(r);
+    hist.results.push_back({r.id, "xlane.readlane.broadcast", "wave=8,warps=2", statuses[i], ""});
+  }
+  // A run of another implementation: a page of its own, no strip squares here.
+  reports::RunInfo other;
+  other.id = 99;
+  other.impl_name = "reference";
+  other.run = other.selected = 4;
+  other.counts = {{"pass", 4}};
+  hist.runs.push_back(other);
+  hist.results.push_back({99, "xlane.readlane.broadcast", "wave=8,warps=2", "pass", ""});
+  reports::HtmlOptions o;
+  o.history = &hist;
+  render_default({load("tests/data/results_fail.jsonl")}, o);
+  std::vector<std::string> pages;
+  for (const auto& e : fs::directory_iterator(dir_))
+    if (e.path().filename().string().rfind("history-", 0) == 0)
+      pages.push_back(e.path().filename());
+  ASSERT_EQ(pages.size(), 2u);
+  std::string index = page("index.html");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(index, m, std::regex("<a href=\"(history-faulty-cmp[^\"]*)\">")));
+  std::string hp = page(m[1].str());
+  EXPECT_NE(hp.find("<svg class=\"chart\""), std::string::npos);
+  EXPECT_EQ(count(hp, "<circle class=\"pt-rate\""), 5u);
+  EXPECT_EQ(count(hp, "<circle class=\"pt-share\""), 5u);
+  EXPECT_EQ(count(hp, "<tr id=\"run-"), 5u);
+  // Run 11: 5 of 7 run passed; 7 of 8 selected ran.
+  EXPECT_NE(hp.find("run 11 (2026-11-21T10:00:00Z): pass rate 71.4%"), std::string::npos);
+  EXPECT_NE(hp.find("run 11 (2026-11-21T10:00:00Z): share run 87.5%"), std::string::npos);
+  EXPECT_NE(hp.find("<td class=\"warn\">interrupted</td>"), std::string::npos);
+  EXPECT_EQ(hp.find("<script"), std::string::npos);  // no JavaScript
+  // The strip: five squares, oldest first, in the row and on the failing page.
+  std::string r = row("xlane.readlane.broadcast[wave=8,warps=2]");
+  EXPECT_NE(r.find("<span class=\"strip\" title=\"the last 5 runs, oldest first\"><i "
+                   "class=\"st-pass\"></i><i class=\"st-pass\"></i><i class=\"st-fail\"></i><i "
+                   "class=\"st-pass\"></i><i class=\"st-fail\"></i></span>"),
+            std::string::npos)
+      << r;
+  // A configuration with no results in the history: empty squares.
+  EXPECT_EQ(count(row("xlane.readlane.values"), "<i class=\"st-missing\"></i>"), 5u);
+  std::string d = detail_of("xlane.readlane.broadcast[wave=8,warps=2]");
+  EXPECT_NE(d.find("<i class=\"st-fail\" title=\"run 14 (2026-11-24T10:00:00Z): fail\"></i>"),
+            std::string::npos);
+  EXPECT_NE(d.find("<a href=\"../" + m[1].str() + "\">all runs</a>"), std::string::npos);
+  // At most the last 20 runs.
+  for (int i = 0; i < 30; ++i) {
+    reports::RunInfo r2 = hist.runs[0];
+    r2.id = 100 + i;
+    hist.runs.insert(hist.runs.begin(), r2);  // older
+  }
+  render_default({load("tests/data/results_fail.jsonl")}, o);
+  std::string r3 = row("xlane.readlane.broadcast[wave=8,warps=2]");
+  EXPECT_NE(r3.find("title=\"the last 20 runs"), std::string::npos);
+  size_t strip = r3.find("<span class=\"strip\"");
+  EXPECT_EQ(count(r3.substr(strip, r3.find("</span>", strip) - strip), "<i "), 20u);
+}
+
 }  // namespace
 }  // namespace simt
