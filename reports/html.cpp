@@ -8,6 +8,7 @@
 // missing or has an unexpected type is treated as absent.
 #include "html.h"
 #include "model.h"
+#include "record.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -69,14 +70,6 @@ std::optional<int64_t> get_int(const Value* v, std::string_view key) {
   const Value* x = get(v, key);
   if (x && x->is_int()) return x->as_int();
   return std::nullopt;
-}
-
-std::vector<std::string> get_strings(const Value& v, std::string_view key) {
-  std::vector<std::string> out;
-  if (const json::Array* a = get_arr(&v, key))
-    for (const Value& x : *a)
-      if (x.is_string()) out.push_back(x.as_string());
-  return out;
 }
 
 // A scalar as text: strings as they are, everything else as compact JSON.
@@ -242,23 +235,22 @@ bool is_tooling(const Clause& c) {
 // The report model: records placed in rows (one row per id + config key).
 
 struct Entry {
-  const Value* rec = nullptr;
+  const Record* rec = nullptr;
   size_t file = 0;
   std::string id, key, status, page;  // page: "tests/NAME.html", "" if it has none
   std::string name() const { return key.empty() ? id : id + "[" + key + "]"; }
 };
 
+// From the status table (record.h); a status not in it is neither.
 bool is_failing(std::string_view status) {
-  return status == "fail" || status == "error" || status == "xpass";
+  auto s = parse_status(status);
+  return s && info(*s).failing;
 }
 
-// results.report.pages: the statuses that get no page unless all pages are asked
-// for (what did not run, or failed as the runner says it does).
-constexpr std::array<std::string_view, 3> kPagelessStatuses{"pass", "unsupported", "xfail"};
-
+// results.report.pages: the table's `page` column; a status not in it gets one.
 bool has_page(std::string_view status, const HtmlOptions& o) {
-  return o.all_pages || std::find(kPagelessStatuses.begin(), kPagelessStatuses.end(), status) ==
-                            kPagelessStatuses.end();
+  auto s = parse_status(status);
+  return o.all_pages || !s || info(*s).page;
 }
 
 struct Row {
@@ -279,6 +271,7 @@ struct Source {
   const ResultsFile* file = nullptr;
   std::string label;  // column heading, unique among the files
   std::map<std::string, size_t> counts;
+  std::vector<Record> records;  // the file's records, typed
   std::vector<Entry> entries;
 };
 
@@ -398,21 +391,20 @@ Model build_model(const std::vector<ResultsFile>& results, const HtmlOptions& op
     src.label = label_of(results[fi]);
     if (label_uses[src.label] > 1) src.label += " #" + std::to_string(++label_seen[src.label]);
     src.entries.reserve(results[fi].records.size());
-    for (const Value& rec : results[fi].records) {
+    src.records.reserve(results[fi].records.size());
+    for (const Value& v : results[fi].records) src.records.push_back(from_json(v));
+    for (const Record& rec : src.records) {
       Entry e;
       e.rec = &rec;
       e.file = fi;
-      e.id = get_str(rec, "id");
-      if (e.id.empty()) e.id = "(no id)";
-      e.key = get_str(rec, "config_key");
-      e.status = get_str(rec, "status");
-      if (e.status.empty()) e.status = "unknown";
+      e.id = rec.id.empty() ? "(no id)" : rec.id;
+      e.key = rec.config_key;
+      e.status = rec.status_name;
       if (has_page(e.status, opt)) e.page = page_name(e.id, e.key, fi, results.size(), used_pages);
       ++src.counts[e.status];
       if (status_class(e.status) == "st-other") extra_statuses.insert(e.status);
-      auto fs_ = get_strings(rec, "features");
-      if (fs_.empty()) features.insert("(none)");
-      features.insert(fs_.begin(), fs_.end());
+      if (rec.features.empty()) features.insert("(none)");
+      features.insert(rec.features.begin(), rec.features.end());
       src.entries.push_back(std::move(e));
     }
     std::map<std::pair<std::string, std::string>, size_t> occurrence;
@@ -510,16 +502,15 @@ struct ClauseUse {
 // A test covers its clauses by a run unless it expects the program to be rejected
 // (results.report): a rejection shows that validation refuses something, not that
 // the behaviour happens at run time.
-bool expects_rejection(const Value& rec) {
-  const Value* x = get_obj(&rec, "expected");
-  return x && get_str(*x, "status") == "rejected";
+bool expects_rejection(const Record& rec) {
+  return get_str(rec.expected, "status") == "rejected";
 }
 
 std::map<std::string, ClauseUse> clause_uses(const Model& m) {
   std::map<std::string, ClauseUse> uses;
   for (size_t fi = 0; fi < m.sources.size(); ++fi)
     for (const Entry& e : m.sources[fi].entries)
-      for (const auto& c : get_strings(*e.rec, "clauses")) {
+      for (const auto& c : e.rec->clauses) {
         ClauseUse& u = uses[c];
         u.per_file.resize(m.sources.size());
         u.tests.insert(e.id);
@@ -669,7 +660,7 @@ void index_matrix(Html& h, const Model& m) {
   for (const auto& f : m.features) cells[f].resize(m.sources.size());
   for (size_t fi = 0; fi < m.sources.size(); ++fi)
     for (const Entry& e : m.sources[fi].entries) {
-      auto fs_ = get_strings(*e.rec, "features");
+      auto fs_ = e.rec->features;
       if (fs_.empty()) fs_.push_back("(none)");
       std::sort(fs_.begin(), fs_.end());
       fs_.erase(std::unique(fs_.begin(), fs_.end()), fs_.end());
@@ -712,7 +703,7 @@ void index_clauses(Html& h, const Model& m) {
     if (!r.failing()) break;  // failing rows come first
     for (const Entry* e : r.cells)
       if (e)
-        for (const auto& c : get_strings(*e->rec, "clauses")) first_failure.emplace(c, r.anchor);
+        for (const auto& c : e->rec->clauses) first_failure.emplace(c, r.anchor);
   }
   h << "<h2 id=\"clauses\">Clauses &times; status</h2>\n<details class=\"clauses\""
     << (failing ? " open" : "") << "><summary>" << uses.size() << " clauses cited, " << failing
@@ -770,7 +761,7 @@ void index_row(Html& h, const Model& m, const Row& r) {
     if (e) {
       std::string t = status_token(e->status);
       if (std::find(tokens.begin(), tokens.end(), t) == tokens.end()) tokens.push_back(t);
-      if (title.empty()) title = get_str(*e->rec, "title");
+      if (title.empty()) title = e->rec->title;
     }
   std::string statuses;
   for (const auto& t : tokens) statuses += (statuses.empty() ? "" : " ") + t;
@@ -805,7 +796,7 @@ void index_row(Html& h, const Model& m, const Row& r) {
       h << "<td class=\"st st-missing\">&mdash;</td>";
       continue;
     }
-    std::string msg = get_str(*e->rec, "message");
+    const std::string& msg = e->rec->message;
     h << "<td class=\"st " << status_class(e->status) << "\"";
     if (!msg.empty()) h << " title=\"" << E(msg) << "\"";
     h << ">";
@@ -1208,7 +1199,7 @@ int path_rank(const std::string& path) {
 struct Detail {
   const Model& m;
   const Entry& e;
-  const Value& rec;
+  const Record& rec;
   const Value* config;
   const Value* expected;
   const Value* actual;
@@ -1221,12 +1212,12 @@ void detail_header(Html& h, const Detail& d) {
   h << "<h1>" << E(d.e.id);
   if (!d.e.key.empty()) h << " <span class=\"key\">[" << E(d.e.key) << "]</span>";
   h << "</h1>\n";
-  if (std::string t = get_str(d.rec, "title"); !t.empty())
+  if (const std::string& t = d.rec.title; !t.empty())
     h << "<p class=\"title\">" << E(t) << "</p>\n";
   h << "<p class=\"verdict\">";
   status_badge(h, d.e.status);
   h << " on <strong>" << E(src.label) << "</strong>";
-  if (std::string msg = get_str(d.rec, "message"); !msg.empty())
+  if (const std::string& msg = d.rec.message; !msg.empty())
     h << "</p>\n<pre class=\"message\">" << E(msg) << "</pre>\n";
   else
     h << "</p>\n";
@@ -1255,14 +1246,13 @@ void detail_other_runs(Html& h, const Detail& d, const Row* row) {
 
 void detail_facts(Html& h, const Detail& d) {
   h << "<table class=\"facts\">\n";
-  if (std::string f = get_str(d.rec, "file"); !f.empty())
+  if (const std::string& f = d.rec.file; !f.empty())
     h << "<tr><th>file</th><td><code>" << E(f) << "</code></td></tr>\n";
   h << "<tr><th>clauses</th><td>";
-  for (const auto& c : get_strings(d.rec, "clauses"))
+  for (const auto& c : d.rec.clauses)
     h << "<a href=\"../coverage.html#" << E(clause_anchor(c)) << "\">" << E(c) << "</a> ";
   h << "</td></tr>\n<tr><th>features</th><td>";
-  for (const auto& f : get_strings(d.rec, "features"))
-    h << "<span class=\"tag\">" << E(f) << "</span> ";
+  for (const auto& f : d.rec.features) h << "<span class=\"tag\">" << E(f) << "</span> ";
   h << "</td></tr>\n";
   if (!d.e.key.empty())
     h << "<tr><th>matrix entry</th><td><code>" << E(d.e.key) << "</code></td></tr>\n";
@@ -1274,10 +1264,10 @@ void detail_facts(Html& h, const Detail& d) {
     h << "</span>";
   }
   h << "</td></tr>\n";
-  if (auto checks = get_int(&d.rec, "checks"))
+  if (auto checks = d.rec.checks)
     h << "<tr><th>values compared</th><td>" << *checks << "</td></tr>\n";
-  if (const Value* ms = get(d.rec, "duration_ms"); ms && ms->is_number())
-    h << "<tr><th>duration</th><td>" << fmt_double(ms->as_double(), "%.1f ms") << "</td></tr>\n";
+  if (d.rec.duration_ms)
+    h << "<tr><th>duration</th><td>" << fmt_double(*d.rec.duration_ms, "%.1f ms") << "</td></tr>\n";
   h << "</table>\n";
 }
 
@@ -1511,7 +1501,7 @@ void detail_buffers(Html& h, const Detail& d) {
 // The test source with line numbers. For rejected programs the line the
 // runner reported and the line the test expects are marked.
 void detail_source(Html& h, const Detail& d) {
-  std::string src = get_str(d.rec, "source");
+  const std::string& src = d.rec.source;
   if (src.empty()) return;
   std::map<int64_t, std::string> marks;  // line -> why
   if (auto l = get_int(d.expected, "line")) marks[*l] = "the test expects the rejection here";
@@ -1532,13 +1522,6 @@ void detail_source(Html& h, const Detail& d) {
     start = end + 1;
   }
   h << "</pre>\n";
-}
-
-std::vector<std::string> trace_lines(const Value& rec, std::string_view key) {
-  std::vector<std::string> out;
-  if (const json::Array* a = get_arr(&rec, key))
-    for (const Value& x : *a) out.push_back(scalar_text(x));
-  return out;
 }
 
 void trace_block(Html& h, std::string_view heading, std::string_view id,
@@ -1567,9 +1550,9 @@ std::string trace_step(const std::string& line) {
 }
 
 void detail_traces(Html& h, const Detail& d) {
-  auto ref = trace_lines(d.rec, "reference_trace");
-  auto mine = trace_lines(d.rec, "trace");
-  const std::string trace_error = get_str(d.rec, "trace_error");
+  const auto& ref = d.rec.reference_trace;
+  const auto& mine = d.rec.trace;
+  const std::string& trace_error = d.rec.trace_error;
   if (ref.empty() && mine.empty() && trace_error.empty()) return;
   h << "<h2 id=\"trace\">Trace</h2>\n";
   if (!trace_error.empty())
@@ -1602,17 +1585,16 @@ void detail_traces(Html& h, const Detail& d) {
 // trap.host.toml: the launch's host script, as the test gives it.
 void detail_host(Html& h, const Detail& d) {
   // preempt.request: the preemption points, with their flow and intruder.
-  if (const Value* pre = get(d.rec, "preemptions"); pre && pre->is_array()) {
+  if (!d.rec.preemptions.empty()) {
     h << "<h2 id=\"preemptions\">Preemptions</h2>\n<p class=\"note\">Where the host preempts "
          "the launch (preempt.request): the step, the cores, the flow (A: checkpoint; B: save, "
          "intruder, restore) and the intruder.</p>\n<table class=\"preemptions\"><tr><th>step</th>"
          "<th>core</th><th>flow</th><th>intruder</th></tr>\n";
-    for (const Value& p : pre->as_array()) {
-      const Value* core = get(&p, "core");
-      const std::string intruder = get_str(&p, "intruder");
-      h << "<tr><td>" << (get_int(&p, "step") ? std::to_string(*get_int(&p, "step")) : "?")
-        << "</td><td>" << E(core ? scalar_text(*core) : "all") << "</td><td>"
-        << E(get_str(&p, "flow")) << "</td><td>";
+    for (const Preemption& p : d.rec.preemptions) {
+      const std::string& intruder = p.intruder;
+      h << "<tr><td>" << (p.step ? std::to_string(*p.step) : "?") << "</td><td>"
+        << E(p.core.is_null() ? "all" : scalar_text(p.core)) << "</td><td>" << E(p.flow)
+        << "</td><td>";
       if (intruder.empty())
         h << "none";
       else
@@ -1622,10 +1604,10 @@ void detail_host(Html& h, const Detail& d) {
     }
     h << "</table>\n";
   }
-  if (auto n = get_int(&d.rec, "restore_bytes"))  // format.restore
+  if (auto n = d.rec.restore_bytes)  // format.restore
     h << "<p class=\"note\">The launch starts from a context image of " << *n
       << " bytes (flow C, preempt.flow.c).</p>\n";
-  std::string host = get_str(d.rec, "host");
+  const std::string& host = d.rec.host;
   if (host.empty()) return;
   h << "<h2 id=\"host\">Host script</h2>\n<p class=\"note\">The host's actions during the "
        "launch (trap.host), the same for every configuration of the test.</p>\n<pre "
@@ -1636,7 +1618,7 @@ void detail_host(Html& h, const Detail& d) {
 // results.report.failures: the command near the top, with a copy button that
 // report.js shows (without JavaScript the command is still selectable text).
 void detail_reproduce(Html& h, const Detail& d) {
-  if (std::string cmd = get_str(d.rec, "reproduce"); !cmd.empty())
+  if (const std::string& cmd = d.rec.reproduce; !cmd.empty())
     h << "<div class=\"reproduce\" id=\"reproduce\"><strong>Reproduce:</strong> <button "
          "type=\"button\" class=\"copy\" data-copy=\"reproduce-cmd\" hidden>copy</button>\n"
          "<code class=\"reproduce\" id=\"reproduce-cmd\">"
@@ -1644,22 +1626,23 @@ void detail_reproduce(Html& h, const Detail& d) {
 }
 
 void detail_stderr(Html& h, const Detail& d) {
-  if (std::string err = get_str(d.rec, "stderr"); !err.empty())
+  if (const std::string& err = d.rec.stderr_text; !err.empty())
     h << "<h2 id=\"stderr\">Standard error</h2>\n<pre class=\"stderr\">" << E(err) << "</pre>\n";
 }
 
 std::string render_detail(const Model& m, const Entry& e, const Row* row) {
-  const Value& rec = *e.rec;
+  const Record& rec = *e.rec;
+  auto present = [](const Value& v) { return v.is_null() ? nullptr : &v; };
   Detail d{m,
            e,
            rec,
-           get_obj(&rec, "config"),
-           get(rec, "expected"),
-           get(rec, "actual"),
-           get(rec, "reference"),
-           get_obj(&rec, "first_diff")};
+           present(rec.config),
+           present(rec.expected),
+           present(rec.actual),
+           present(rec.reference),
+           present(rec.first_diff)};
   Html h;
-  h.reserve(8192 + get_str(rec, "source").size() * 2);
+  h.reserve(8192 + rec.source.size() * 2);
   page_start(h, e.name() + " - " + m.sources[e.file].label + " - simtspec", "../", true);
   // results.report.failures: what failed and how to rerun it first; standard
   // error before the source.

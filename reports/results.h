@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "json.h"
+#include "record.h"
 
 namespace simt::reports {
 
@@ -58,9 +59,13 @@ std::variant<ResultsFile, std::string> read_results(const std::string& path);
 std::string junit_xml(const ResultsFile& r);
 std::string xml_escape(const std::string& s);
 
-// The result statuses of results.status, in report order.
-inline constexpr std::array<std::string_view, 6> kStatuses{"pass",  "fail",  "unsupported",
-                                                           "error", "xfail", "xpass"};
+// The result statuses of results.record, in report order: the names of the
+// status table (record.h).
+inline constexpr std::array<std::string_view, kStatusTable.size()> kStatuses = [] {
+  std::array<std::string_view, kStatusTable.size()> names{};
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kStatusTable[i].name;
+  return names;
+}();
 
 // Counts of each status over records.
 std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records);

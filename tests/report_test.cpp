@@ -21,6 +21,7 @@
 
 #include "html.h"
 #include "json.h"
+#include "record.h"
 #include "results.h"
 #include "support.h"
 
@@ -993,6 +994,46 @@ TEST_F(Report, HistoryPagesAndStrips) {
   EXPECT_NE(r3.find("title=\"the last 20 runs"), std::string::npos);
   size_t strip = r3.find("<span class=\"strip\"");
   EXPECT_EQ(count(r3.substr(strip, r3.find("</span>", strip) - strip), "<i "), 20u);
+}
+
+// results.record as a type (record.h): every status of the enum is in the table
+// once, in report order; a record written with to_json() reads back equal, and
+// from_json() of the fixture records gives their fields, typed.
+TEST(Record, StatusTableAndRoundTrip) {
+  using reports::Status;
+  for (size_t i = 0; i < reports::kStatusTable.size(); ++i) {
+    EXPECT_EQ(static_cast<size_t>(reports::kStatusTable[i].status), i);
+    EXPECT_EQ(reports::parse_status(reports::kStatusTable[i].name),
+              reports::kStatusTable[i].status);
+    EXPECT_EQ(reports::kStatuses[i], reports::kStatusTable[i].name);
+  }
+  EXPECT_EQ(reports::parse_status("flaky"), Status::flaky);
+  EXPECT_FALSE(reports::parse_status("passed"));
+  auto rf = reports::read_results(test::source_path("tests/data/results_fail.jsonl"));
+  ASSERT_TRUE(std::holds_alternative<ResultsFile>(rf));
+  for (const json::Value& v : std::get<ResultsFile>(rf).records) {
+    reports::Record r = reports::from_json(v);
+    EXPECT_EQ(r.id, v.find("id")->as_string());
+    EXPECT_EQ(r.status_name, v.find("status")->as_string());
+    ASSERT_TRUE(r.status.has_value());
+    EXPECT_EQ(reports::from_json(reports::to_json(r)), r) << json::dump(v);
+  }
+  reports::Record r = reports::from_json(std::get<ResultsFile>(rf).records[0]);
+  EXPECT_EQ(r.status, Status::fail);
+  EXPECT_TRUE(r.failing());
+  EXPECT_FALSE(r.reference_trace.empty());
+  // Lenient reading: wrong types are absent, an unknown status keeps its name.
+  reports::Record odd = reports::from_json(std::get<json::Value>(json::parse(
+      R"({"id": 5, "status": "weird", "checks": "many", "clauses": ["a", 1], "config": [1]})")));
+  EXPECT_EQ(odd.id, "");
+  EXPECT_FALSE(odd.status.has_value());
+  EXPECT_EQ(odd.status_name, "weird");
+  EXPECT_FALSE(odd.checks.has_value());
+  EXPECT_EQ(odd.clauses, std::vector<std::string>{"a"});
+  EXPECT_TRUE(odd.config.is_null());
+  // A typed status wins over a stale name when written.
+  r.status = Status::flaky;
+  EXPECT_EQ(json::dump(*reports::to_json(r).find("status")), "\"flaky\"");
 }
 
 }  // namespace
