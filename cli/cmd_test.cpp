@@ -251,21 +251,21 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   harness::Summary sum;
   {
     SignalScope signals;
-    sum = harness::run(*runner, suite, cases, o, [&](const json::Value& rec) {
+    sum = harness::run(*runner, suite, cases, o, [&](const reports::Record& rec) {
       ++done;
-      const std::string& st = rec.find("status")->as_string();
+      const std::string& st = rec.status_name;
       ++counts[st];
-      writer.write(rec);
-      if (!a.out.empty()) rf.records.push_back(rec);  // kept only for the reports
+      json::Value line_json = reports::to_json(rec);
+      writer.write(line_json);
+      if (!a.out.empty()) rf.records.push_back(std::move(line_json));  // kept for the reports
       std::string line;
-      std::string key = rec.find("config_key")->as_string();
-      if (st != "pass" && st != "unsupported" && st != "xfail") {
-        const json::Value* msg = rec.find("message");
-        line = st + ": " + rec.find("id")->as_string() + (key.empty() ? "" : "[" + key + "]") +
-               ": " + (msg && msg->is_string() ? msg->as_string() : "") + "\n";
-      }
+      const std::string& key = rec.config_key;
+      if (rec.status != reports::Status::pass && rec.status != reports::Status::unsupported &&
+          rec.status != reports::Status::xfail)
+        line =
+            st + ": " + rec.id + (key.empty() ? "" : "[" + key + "]") + ": " + rec.message + "\n";
       if (tty) std::cerr << "\r\033[K";
-      auto at = order.find({rec.find("file")->as_string(), key});
+      auto at = order.find({rec.file, key});
       if (at != order.end())
         console.put(at->second, std::move(line));
       else if (!line.empty())

@@ -12,6 +12,7 @@
 #include "format.h"
 #include "html.h"
 #include "json.h"
+#include "record.h"
 #include "runner.h"
 
 namespace simt::harness {
@@ -70,7 +71,9 @@ struct Summary {
   json::Value to_json() const;
 };
 
-using ResultSink = std::function<void(const json::Value& record)>;
+// results.record: the harness builds typed records (reports/record.h);
+// reports::to_json() gives the record as results.jsonl holds it.
+using ResultSink = std::function<void(const reports::Record& record)>;
 
 // Runs the cases (with `jobs` threads); calls `sink` once per result, from one
 // thread at a time, in completion order. Records for malformed files are emitted
