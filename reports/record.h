@@ -82,6 +82,13 @@ struct Record {
   bool operator==(const Record&) const = default;
 };
 
+// The fields of a result that are the same for every configuration of a test
+// (results.test): results.jsonl holds them once per test, in a test line;
+// the names are those of to_json().
+inline constexpr std::array<std::string_view, 9> kTestFields{
+    "title",  "file", "clauses",     "features",     "expected",
+    "source", "host", "preemptions", "restore_bytes"};
+
 // The record as results.record writes it: absent fields (empty strings and lists,
 // nulls, nullopt) are left out; `id`, `status`, `config_key`, `clauses` and
 // `features` are always there.

@@ -152,13 +152,6 @@ std::string share_run(size_t run, size_t total) {
          " run (" + pct + ")";
 }
 
-std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records) {
-  std::map<std::string, size_t> c;
-  for (const auto& r : records)
-    if (const json::Value* s = r.find("status"); s && s->is_string()) ++c[s->as_string()];
-  return c;
-}
-
 std::string xml_escape(const std::string& s) {
   std::string o;
   for (unsigned char c : s) {

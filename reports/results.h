@@ -17,12 +17,6 @@ namespace simt::reports {
 
 inline constexpr const char* kSchema = "simtspec-results/1";
 
-// The fields of a result that are the same for every configuration of a test
-// (results.test): results.jsonl holds them once per test, in a test line.
-inline constexpr std::array<std::string_view, 9> kTestFields{
-    "title",  "file", "clauses",     "features",     "expected",
-    "source", "host", "preemptions", "restore_bytes"};
-
 // Streams results.jsonl: each line is flushed as soon as it is written
 // (results.stream), so an interrupted run leaves a readable file. A result (an
 // object with `id` and `status`) is written as results.test says: its test
@@ -33,6 +27,7 @@ class JsonlWriter {
   ~JsonlWriter();
   bool open(const std::string& path, std::string& err);
   void write(const json::Value& line);
+  void write(const Record& r) { write(to_json(r)); }
   void close();
 
  private:
@@ -67,8 +62,6 @@ inline constexpr std::array<std::string_view, kStatusTable.size()> kStatuses = [
   return names;
 }();
 
-// Counts of each status over records.
-std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records);
 // counts[status], or 0.
 size_t count_of(const std::map<std::string, size_t>& counts, std::string_view status);
 

@@ -1031,6 +1031,15 @@ TEST(Record, StatusTableAndRoundTrip) {
   EXPECT_FALSE(odd.checks.has_value());
   EXPECT_EQ(odd.clauses, std::vector<std::string>{"a"});
   EXPECT_TRUE(odd.config.is_null());
+  // Every test field (results.test) is a field of the record as written.
+  reports::Record full = r;
+  full.host = "[[host]]";
+  full.preemptions.push_back({int64_t{3}, json::Value("all"), "A", ""});
+  full.restore_bytes = 64;
+  full.source = "; source";
+  json::Value written = reports::to_json(full);
+  for (std::string_view name : reports::kTestFields) EXPECT_NE(written.find(name), nullptr) << name;
+  EXPECT_EQ(reports::from_json(written), full);
   // A typed status wins over a stale name when written.
   r.status = Status::flaky;
   EXPECT_EQ(json::dump(*reports::to_json(r).find("status")), "\"flaky\"");
