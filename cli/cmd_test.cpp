@@ -255,9 +255,8 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
       ++done;
       const std::string& st = rec.status_name;
       ++counts[st];
-      json::Value line_json = reports::to_json(rec);
-      writer.write(line_json);
-      if (!a.out.empty()) rf.records.push_back(std::move(line_json));  // kept for the reports
+      writer.write(rec);
+      if (!a.out.empty()) rf.records.push_back(rec);  // kept for the reports
       std::string line;
       const std::string& key = rec.config_key;
       if (rec.status != reports::Status::pass && rec.status != reports::Status::unsupported &&

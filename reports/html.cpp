@@ -271,7 +271,6 @@ struct Source {
   const ResultsFile* file = nullptr;
   std::string label;  // column heading, unique among the files
   std::map<std::string, size_t> counts;
-  std::vector<Record> records;  // the file's records, typed
   std::vector<Entry> entries;
 };
 
@@ -391,9 +390,7 @@ Model build_model(const std::vector<ResultsFile>& results, const HtmlOptions& op
     src.label = label_of(results[fi]);
     if (label_uses[src.label] > 1) src.label += " #" + std::to_string(++label_seen[src.label]);
     src.entries.reserve(results[fi].records.size());
-    src.records.reserve(results[fi].records.size());
-    for (const Value& v : results[fi].records) src.records.push_back(from_json(v));
-    for (const Record& rec : src.records) {
+    for (const Record& rec : results[fi].records) {
       Entry e;
       e.rec = &rec;
       e.file = fi;

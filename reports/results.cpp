@@ -80,7 +80,8 @@ std::variant<ResultsFile, std::string> read_results(const std::string& path) {
     for (const auto& [k, x] : v->as_object())
       if (k != "results" && k != "summary") r.header[k] = x;
     if (!v->find("results")->is_array()) return "'" + path + "': 'results' must be an array";
-    r.records = v->find("results")->as_array();
+    for (const json::Value& rec : v->find("results")->as_array())
+      r.records.push_back(from_json(rec));
     if (const json::Value* s = v->find("summary")) r.summary = *s;
     return r;
   }
@@ -119,7 +120,7 @@ std::variant<ResultsFile, std::string> read_results(const std::string& path) {
         if (auto it = tests.find(id->as_string()); it != tests.end())
           for (const auto& [k, x] : it->second)
             if (!v.find(k)) v[k] = x;
-      r.records.push_back(std::move(v));
+      r.records.push_back(from_json(v));
     }
   }
   if (r.header.is_null()) return "'" + path + "' has no header line";
@@ -193,9 +194,7 @@ JunitKind junit_kind(const Record& rec) {
 }  // namespace
 
 std::string junit_xml(const ResultsFile& r) {
-  std::vector<Record> records;
-  records.reserve(r.records.size());
-  for (const auto& v : r.records) records.push_back(from_json(v));
+  const std::vector<Record>& records = r.records;
   // results.junit: one testsuite per first feature tag.
   std::map<std::string, std::vector<const Record*>> suites;
   size_t failures = 0, errors = 0, skipped = 0;

@@ -39,8 +39,8 @@ class JsonlWriter {
 struct ResultsFile {
   std::string path;
   json::Value header;
-  std::vector<json::Value> records;
-  json::Value summary;  // null if the run did not finish
+  std::vector<Record> records;  // results.record, typed (read leniently, record.h)
+  json::Value summary;          // null if the run did not finish
   bool complete() const { return !summary.is_null(); }
   std::string runner_name() const;
 };

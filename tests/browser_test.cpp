@@ -178,9 +178,9 @@ class Browser : public ::testing::Test {
     reports::ResultsFile base = std::get<reports::ResultsFile>(r), f = base;
     f.records.clear();
     for (size_t i = 0; i < n; ++i) {
-      json::Value rec = base.records[i % 1000 == 7 ? 0 : 3];  // a fail, a pass
-      rec["id"] = "gen.t" + std::to_string(i / 10);
-      rec["config_key"] = "wave=" + std::to_string(4 << (i % 10));
+      reports::Record rec = base.records[i % 1000 == 7 ? 0 : 3];  // a fail, a pass
+      rec.id = "gen.t" + std::to_string(i / 10);
+      rec.config_key = "wave=" + std::to_string(4 << (i % 10));
       f.records.push_back(std::move(rec));
     }
     fs::path out = dir_ / "large";

@@ -205,21 +205,21 @@ TEST_F(Report, TestFieldsAreWrittenOncePerTestAndReadBack) {
   ResultsFile base = load("tests/data/results_fail.jsonl");
   fs::create_directories(dir_);
   const fs::path path = dir_ / "results.jsonl";
-  std::vector<json::Value> written;
+  std::vector<reports::Record> written;
   {
     reports::JsonlWriter w;
     std::string err;
     ASSERT_TRUE(w.open(path.string(), err)) << err;
     w.write(base.header);
     for (int i = 0; i < 3; ++i) {
-      json::Value r = base.records[0];
-      r["config_key"] = "wave=" + std::to_string(8 << i);
-      r["source"] = std::string(5000, 'x');
+      reports::Record r = base.records[0];
+      r.config_key = "wave=" + std::to_string(8 << i);
+      r.source = std::string(5000, 'x');
       written.push_back(r);
       w.write(r);
     }
-    json::Value other = base.records[0];
-    other["file"] = "elsewhere.simt";  // the same id in another file
+    reports::Record other = base.records[0];
+    other.file = "elsewhere.simt";  // the same id in another file
     written.push_back(other);
     w.write(other);
     json::Value sum;
@@ -233,14 +233,9 @@ TEST_F(Report, TestFieldsAreWrittenOncePerTestAndReadBack) {
   ASSERT_TRUE(std::holds_alternative<ResultsFile>(r)) << std::get<std::string>(r);
   const ResultsFile& back = std::get<ResultsFile>(r);
   ASSERT_EQ(back.records.size(), written.size());
-  for (size_t i = 0; i < written.size(); ++i) {
-    ASSERT_EQ(back.records[i].as_object().size(), written[i].as_object().size()) << i;
-    for (const auto& [k, v] : written[i].as_object()) {
-      const json::Value* got = back.records[i].find(k);
-      ASSERT_NE(got, nullptr) << i << " " << k;
-      EXPECT_EQ(json::dump(*got), json::dump(v)) << i << " " << k;
-    }
-  }
+  for (size_t i = 0; i < written.size(); ++i)
+    EXPECT_EQ(back.records[i], written[i]) << i << "\n"
+                                           << json::dump(reports::to_json(back.records[i]));
 }
 
 TEST_F(Report, IndexHasOneRowPerRecordWithItsStatusClass) {
@@ -444,9 +439,9 @@ TEST_F(Report, FailingBufferDetailHighlightsTheElementAndItsLane) {
 TEST_F(Report, TraceErrorIsShown) {
   ResultsFile f = load("tests/data/results_fail.jsonl");
   for (auto& r : f.records)
-    if (r.find("id")->as_string() == "xlane.readlane.values") {
-      r["trace_error"] = "the re-run with trace = true failed: exited with signal 11";
-      if (r.find("trace")) r["trace"] = json::Array{};
+    if (r.id == "xlane.readlane.values") {
+      r.trace_error = "the re-run with trace = true failed: exited with signal 11";
+      r.trace.clear();
     }
   render({f});
   std::string d = detail_of("xlane.readlane.values");
@@ -461,12 +456,11 @@ TEST_F(Report, TraceErrorIsShown) {
 TEST_F(Report, HostScriptAndHandlerEntriesAreShown) {
   ResultsFile f = load("tests/data/results_fail.jsonl");
   for (auto& r : f.records)
-    if (r.find("id")->as_string() == "xlane.readlane.values") {
-      r["host"] = "[[host]]\nstep = 4\naction = \"interrupt\"\ncore = \"all\"\ncode = 7\n";
-      r["reference_trace"] =
-          json::Array{"#3 w0 pc=3 exec=0xff add v1, v1, 1  ; line 9",
-                      "#4 core 0 enters its handler at pc=8: interrupt code 7, raised by w0",
-                      "#9 w0 leaves the handler of core 0: pc=4 exec=0xff"};
+    if (r.id == "xlane.readlane.values") {
+      r.host = "[[host]]\nstep = 4\naction = \"interrupt\"\ncore = \"all\"\ncode = 7\n";
+      r.reference_trace = {"#3 w0 pc=3 exec=0xff add v1, v1, 1  ; line 9",
+                           "#4 core 0 enters its handler at pc=8: interrupt code 7, raised by w0",
+                           "#9 w0 leaves the handler of core 0: pc=4 exec=0xff"};
     }
   render({f});
   std::string d = detail_of("xlane.readlane.values");
@@ -525,14 +519,12 @@ TEST_F(Report, ErrorDetailShowsStandardError) {
 // bytes on a character boundary; a pass shows none.
 TEST_F(Report, RowsShowTheirMessageAsText) {
   ResultsFile f = load("tests/data/results_fail.jsonl");
-  json::Value& r = f.records[0];
-  r["message"] = std::string(199, 'm') + "\xc3\xa9 and more";  // é across byte 200
+  reports::Record& r = f.records[0];
+  r.message = std::string(199, 'm') + "\xc3\xa9 and more";  // é across byte 200
   render_default({f});
   std::string cell = row("xlane.readlane.values");
   EXPECT_NE(cell.find("<div class=\"msg\">"), std::string::npos) << cell;
-  std::string first =
-      row(json::dump(r["id"]).substr(1, r["id"].as_string().size()) +
-          (r["config_key"].as_string().empty() ? "" : "[" + r["config_key"].as_string() + "]"));
+  std::string first = row(r.id + (r.config_key.empty() ? "" : "[" + r.config_key + "]"));
   EXPECT_NE(first.find("<div class=\"msg\">" + std::string(199, 'm') + "\xe2\x80\xa6</div>"),
             std::string::npos)
       << first;
@@ -585,13 +577,13 @@ TEST_F(Report, CoverageMarksUncoveredMachineClausesOnly) {
 TEST_F(Report, CoverageTellsRunsFromRejections) {
   ResultsFile f = load("tests/data/results_pass.jsonl");
   auto add = [&](const std::string& id, const std::string& status, const std::string& clause) {
-    json::Value rec = f.records.at(0);
-    rec["id"] = id;
-    rec["config_key"] = "";
-    rec["clauses"] = json::Array{json::Value(clause)};
+    reports::Record rec = f.records.at(0);
+    rec.id = id;
+    rec.config_key = "";
+    rec.clauses = {clause};
     json::Value x;
     x["status"] = status;
-    rec["expected"] = x;
+    rec.expected = x;
     f.records.push_back(rec);
   };
   add("valid.pop.rejected", "rejected", "alu.div.zero");
@@ -657,7 +649,7 @@ TEST_F(Report, InvalidUtf8AndControlCharactersAreReplaced) {
   rec["id"] = "odd.bytes";
   rec["status"] = "error";
   rec["stderr"] = std::string("bad \xff\xfe byte, nul \x01 here, ok \xc3\xa9\n");
-  f.records = {rec};
+  f.records = {reports::from_json(rec)};
   render({f});
   std::string d = detail_of("odd.bytes");
   EXPECT_NE(d.find("bad \xef\xbf\xbd\xef\xbf\xbd byte, nul \xef\xbf\xbd here, ok \xc3\xa9\n"),
@@ -684,7 +676,7 @@ TEST_F(Report, FileNamesAreSafeAndDistinct) {
     r["id"] = id;
     r["config_key"] = key;
     r["status"] = "pass";
-    f.records.push_back(r);
+    f.records.push_back(reports::from_json(r));
   }
   render({f});
   std::set<std::string> files;
@@ -731,7 +723,7 @@ TEST_F(Report, MissingOrOddlyTypedFieldsDoNotCrash) {
   f.path = "odd.jsonl";
   f.header = json::Value(json::Array{1, 2});  // not even an object
   auto parse = [](const char* text) { return std::get<json::Value>(json::parse(text)); };
-  f.records = {
+  const std::vector<json::Value> raw = {
       json::Value(),
       parse("{}"),
       parse("[1,2,3]"),
@@ -761,6 +753,7 @@ TEST_F(Report, MissingOrOddlyTypedFieldsDoNotCrash) {
           R"({"id": "odd.field2", "status": "fail", "first_diff": {"kind": "field", "field": "buffer",
                 "expected": {"x": 1}, "actual": null}})"),
   };
+  for (const json::Value& v : raw) f.records.push_back(reports::from_json(v));
   f.summary = json::Value("done");
   render({f});
   std::string index = page("index.html");
@@ -814,10 +807,11 @@ TEST_F(Report, EveryFieldOddlyTypedStillRenders) {
                                   json::Value(json::Array{}),
                                   json::Value(json::Object{}),
                                   json::Value(true)};
-  std::vector<json::Value> records;
+  std::vector<reports::Record> records;
   for (const auto& rec : f.records)
     mutations(
-        rec, odd, 4, [&](json::Value m) { records.push_back(std::move(m)); },
+        reports::to_json(rec), odd, 4,
+        [&](json::Value m) { records.push_back(reports::from_json(m)); },
         [](json::Value x) { return x; });
   ASSERT_GT(records.size(), 1000u);
   f.records = std::move(records);
@@ -837,7 +831,7 @@ TEST_F(Report, LargeBufferShowsAWindowAroundTheDifference) {
   rec["actual"]["buffers"]["out"]["values"] = vals;
   rec["first_diff"] = std::get<json::Value>(json::parse(
       R"({"kind": "buffer", "buffer": "out", "index": 70000, "expected": 1, "actual": 70000, "lane": 48, "warp": 1093})"));
-  f.records = {rec};
+  f.records = {reports::from_json(rec)};
   render({f});
   std::string d = detail_of("big.buffer");
   EXPECT_NE(d.find("<tr id=\"first-diff\" class=\"diff\"><td>70000</td><td class=\"hl\">48</td>"
@@ -867,9 +861,9 @@ TEST_F(Report, ThreeThousandConfigurationsRenderQuickly) {
   ResultsFile f = base;
   f.records.clear();
   for (int i = 0; i < 3000; ++i) {
-    json::Value r = base.records[static_cast<size_t>(i) % base.records.size()];
-    r["id"] = "gen.t" + std::to_string(i / 6);
-    r["config_key"] = "wave=" + std::to_string(8 << (i % 6));
+    reports::Record r = base.records[static_cast<size_t>(i) % base.records.size()];
+    r.id = "gen.t" + std::to_string(i / 6);
+    r.config_key = "wave=" + std::to_string(8 << (i % 6));
     f.records.push_back(std::move(r));
   }
   rusage u0{}, u1{};
@@ -1011,14 +1005,13 @@ TEST(Record, StatusTableAndRoundTrip) {
   EXPECT_FALSE(reports::parse_status("passed"));
   auto rf = reports::read_results(test::source_path("tests/data/results_fail.jsonl"));
   ASSERT_TRUE(std::holds_alternative<ResultsFile>(rf));
-  for (const json::Value& v : std::get<ResultsFile>(rf).records) {
-    reports::Record r = reports::from_json(v);
-    EXPECT_EQ(r.id, v.find("id")->as_string());
-    EXPECT_EQ(r.status_name, v.find("status")->as_string());
+  for (const reports::Record& r : std::get<ResultsFile>(rf).records) {
+    EXPECT_FALSE(r.id.empty());
     ASSERT_TRUE(r.status.has_value());
-    EXPECT_EQ(reports::from_json(reports::to_json(r)), r) << json::dump(v);
+    EXPECT_EQ(r.status_name, reports::info(*r.status).name);
+    EXPECT_EQ(reports::from_json(reports::to_json(r)), r) << json::dump(reports::to_json(r));
   }
-  reports::Record r = reports::from_json(std::get<ResultsFile>(rf).records[0]);
+  reports::Record r = std::get<ResultsFile>(rf).records[0];
   EXPECT_EQ(r.status, Status::fail);
   EXPECT_TRUE(r.failing());
   EXPECT_FALSE(r.reference_trace.empty());
