@@ -238,6 +238,25 @@ TEST_F(Report, TestFieldsAreWrittenOncePerTestAndReadBack) {
                                            << json::dump(reports::to_json(back.records[i]));
 }
 
+// results.stream: results.json is no longer written, but a document an earlier
+// version wrote (the header's fields, "results" and "summary") still reads.
+TEST_F(Report, AnOldJsonDocumentStillReads) {
+  fs::create_directories(dir_);
+  write_all(dir_ / "results.json",
+            R"({"schema": "simtspec-results/1", "runner": {"name": "old", "version": "1"},
+                "results": [{"id": "a.b", "config_key": "wave=8", "status": "fail", "message": "m",
+                             "source": "; src"}],
+                "summary": {"total": 1}})");
+  auto r = reports::read_results((dir_ / "results.json").string());
+  ASSERT_TRUE(std::holds_alternative<ResultsFile>(r)) << std::get<std::string>(r);
+  const ResultsFile& f = std::get<ResultsFile>(r);
+  EXPECT_EQ(f.runner_name(), "old");
+  ASSERT_EQ(f.records.size(), 1u);
+  EXPECT_EQ(f.records[0].status, reports::Status::fail);
+  EXPECT_EQ(f.records[0].source, "; src");
+  EXPECT_TRUE(f.complete());
+}
+
 TEST_F(Report, IndexHasOneRowPerRecordWithItsStatusClass) {
   ResultsFile f = load("tests/data/results_fail.jsonl");
   ASSERT_EQ(f.records.size(), 7u);
