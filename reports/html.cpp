@@ -257,9 +257,10 @@ struct Row {
   std::string id, key;
   std::vector<const Entry*> cells;  // one per results file; nullptr: no record
   std::string anchor;               // the row's id attribute, "" if nothing links to it
-  // results.report.passes: a test whose every configuration passed in every
-  // results file is one row; these are its configuration keys.
-  std::vector<std::string> passed_keys;
+  // results.report.passes: a test none of whose results has a page is one row;
+  // these are its configurations' keys and, per results file, their entries.
+  std::vector<std::string> summary_keys;
+  std::vector<std::vector<const Entry*>> summary;
   bool failing() const {
     for (const Entry* e : cells)
       if (e && is_failing(e->status)) return true;
@@ -292,7 +293,8 @@ struct Model {
   std::map<std::string, ImplHistory> history;  // impl name -> its history
 };
 
-constexpr size_t kStripRuns = 20;  // a strip shows at most the last 20 runs
+constexpr size_t kStripRuns = 20;       // a strip shows at most the last 20 runs
+constexpr size_t kSummaryMessages = 3;  // a summarised row shows 3 distinct messages
 
 // "history-NAME.html" of an implementation.
 std::string history_page(const std::string& impl) {
@@ -410,7 +412,7 @@ Model build_model(const std::vector<ResultsFile>& results, const HtmlOptions& op
       size_t occ = occurrence[k]++;
       auto& slot = rows[k];
       while (slot.size() <= occ)
-        slot.push_back(Row{e.id, e.key, std::vector<const Entry*>(results.size()), "", {}});
+        slot.push_back(Row{e.id, e.key, std::vector<const Entry*>(results.size()), "", {}, {}});
       slot[occ].cells[fi] = &e;
       if (!e.page.empty()) m.first_page_of_test.emplace(e.id, &e);
     }
@@ -418,11 +420,12 @@ Model build_model(const std::vector<ResultsFile>& results, const HtmlOptions& op
   for (auto& [k, rs] : rows)
     for (auto& r : rs) m.rows.push_back(std::move(r));
   if (opt.history) build_history(m, *opt.history);
-  // results.report.passes: the rows of a test that passed everywhere become one.
+  // results.report.passes: the rows of a test without a page (pass, unsupported,
+  // xfail in every results file) become one.
   if (!opt.all_pages) {
     auto all_pass = [](const Row& r) {
       return std::all_of(r.cells.begin(), r.cells.end(),
-                         [](const Entry* e) { return e && e->status == "pass"; });
+                         [](const Entry* e) { return e && e->page.empty(); });
     };
     std::vector<Row> merged;
     for (size_t i = 0; i < m.rows.size();) {
@@ -431,8 +434,13 @@ Model build_model(const std::vector<ResultsFile>& results, const HtmlOptions& op
       for (; j < m.rows.size() && m.rows[j].id == m.rows[i].id; ++j)
         pass = pass && all_pass(m.rows[j]);
       if (pass && !m.rows[i].cells.empty()) {
-        Row r{m.rows[i].id, "", m.rows[i].cells, "", {}};
-        for (size_t k = i; k < j; ++k) r.passed_keys.push_back(m.rows[k].key);
+        Row r{m.rows[i].id, "", m.rows[i].cells, "", {}, {}};
+        r.summary.resize(r.cells.size());
+        for (size_t k = i; k < j; ++k) {
+          r.summary_keys.push_back(m.rows[k].key);
+          for (size_t fi = 0; fi < r.cells.size(); ++fi)
+            r.summary[fi].push_back(m.rows[k].cells[fi]);
+        }
         merged.push_back(std::move(r));
       } else {
         for (size_t k = i; k < j; ++k) merged.push_back(std::move(m.rows[k]));
@@ -754,34 +762,58 @@ void history_strip(Html& h, const Model& m, const Entry& e, bool titles) {
 void index_row(Html& h, const Model& m, const Row& r) {
   std::vector<std::string> tokens;  // the row's distinct statuses, for the filter
   std::string title;
+  auto note = [&](const Entry* e) {
+    std::string t = status_token(e->status);
+    if (std::find(tokens.begin(), tokens.end(), t) == tokens.end()) tokens.push_back(t);
+    if (title.empty()) title = e->rec->title;
+  };
   for (const Entry* e : r.cells)
-    if (e) {
-      std::string t = status_token(e->status);
-      if (std::find(tokens.begin(), tokens.end(), t) == tokens.end()) tokens.push_back(t);
-      if (title.empty()) title = e->rec->title;
-    }
+    if (e) note(e);
+  for (const auto& col : r.summary)
+    for (const Entry* e : col) note(e);
   std::string statuses;
   for (const auto& t : tokens) statuses += (statuses.empty() ? "" : " ") + t;
   std::string name = r.key.empty() ? r.id : r.id + "[" + r.key + "]";
   h << "<tr data-name=\"" << E(name) << "\" data-status=\"" << E(statuses) << "\""
     << (r.failing() ? " class=\"failing\"" : "");
   if (!r.anchor.empty()) h << " id=\"" << E(r.anchor) << "\"";
-  if (!r.passed_keys.empty()) {
-    // results.report.passes: one row for a test that passed everywhere.
-    const size_t n = r.passed_keys.size();
-    h << " class=\"passes\" data-n=\"" << n << "\"><td class=\"id\"";
+  if (!r.summary_keys.empty()) {
+    // results.report.passes: one row for a test without pages: its configurations,
+    // and per results file the count of each status and the distinct messages.
+    const size_t n = r.summary_keys.size();
+    h << " class=\"summary\" data-n=\"" << n << "\"><td class=\"id\"";
     if (!title.empty()) h << " title=\"" << E(title) << "\"";
     h << ">" << E(r.id) << "</td><td class=\"key\">";
-    if (n == 1 && r.passed_keys[0].empty()) {
+    if (n == 1 && r.summary_keys[0].empty()) {
       h << "</td>";
     } else {
       h << "<details><summary>" << n << " configuration" << (n == 1 ? "" : "s") << "</summary>";
-      for (size_t i = 0; i < n; ++i) h << (i ? ", " : "") << E(r.passed_keys[i]);
+      for (size_t i = 0; i < n; ++i) h << (i ? ", " : "") << E(r.summary_keys[i]);
       h << "</details></td>";
     }
-    for (size_t i = 0; i < r.cells.size(); ++i)
-      h << "<td class=\"st st-pass\">pass" << (n > 1 ? " &times;" + std::to_string(n) : "")
-        << "</td>";
+    for (const auto& col : r.summary) {
+      std::vector<std::pair<std::string, size_t>> counts;  // in order of first appearance
+      std::vector<std::string> messages;
+      for (const Entry* e : col) {
+        auto it = std::find_if(counts.begin(), counts.end(),
+                               [&](const auto& c) { return c.first == e->status; });
+        if (it == counts.end())
+          counts.emplace_back(e->status, 1);
+        else
+          ++it->second;
+        const std::string& msg = e->rec->message;
+        if (!msg.empty() && messages.size() < kSummaryMessages &&
+            std::find(messages.begin(), messages.end(), msg) == messages.end())
+          messages.push_back(msg);
+      }
+      h << "<td class=\"st " << (counts.size() == 1 ? status_class(counts[0].first) : "st-mixed")
+        << "\">";
+      for (size_t i = 0; i < counts.size(); ++i)
+        h << (i ? " " : "") << E(counts[i].first)
+          << (counts[i].second > 1 || n > 1 ? " &times;" + std::to_string(counts[i].second) : "");
+      for (const auto& msg : messages) h << "<div class=\"msg\">" << E(clip(msg)) << "</div>";
+      h << "</td>";
+    }
     h << "</tr>\n";
     return;
   }
@@ -794,15 +826,16 @@ void index_row(Html& h, const Model& m, const Row& r) {
       continue;
     }
     const std::string& msg = e->rec->message;
+    const bool shown = !msg.empty() && e->status != "pass";
     h << "<td class=\"st " << status_class(e->status) << "\"";
-    if (!msg.empty()) h << " title=\"" << E(msg) << "\"";
+    if (!msg.empty() && !shown) h << " title=\"" << E(msg) << "\"";
     h << ">";
     if (e->page.empty())
       h << E(e->status);
     else
       h << "<a href=\"" << e->page << "\">" << E(e->status) << "</a>";
     // results.report.failures: the message as text, not only in the tooltip.
-    if (!msg.empty() && e->status != "pass") h << "<div class=\"msg\">" << E(clip(msg)) << "</div>";
+    if (shown) h << "<div class=\"msg\">" << E(clip(msg)) << "</div>";
     history_strip(h, m, *e, false);
     h << "</td>";
   }

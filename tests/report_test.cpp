@@ -175,8 +175,8 @@ TEST_F(Report, PagesOnlyForConfigurationsThatDidNotPass) {
   EXPECT_EQ(pages(), 4u);  // three fail, one error; not the pass, unsupported, xfail
   EXPECT_NE(row("xlane.readlane.values").find("<a href=\"tests/"), std::string::npos);
   EXPECT_NE(row("alu.add.wraps").find("<a href=\"tests/"), std::string::npos);
-  for (const char* name : {"xlane.readlane.broadcast[wave=8,warps=1]", "bar.arrive.all[wave=16]",
-                           "alu.div.zero_lane_known"}) {
+  for (const char* name :
+       {"xlane.readlane.broadcast[wave=8,warps=1]", "bar.arrive.all", "alu.div.zero_lane_known"}) {
     std::string r = row(name);
     ASSERT_NE(r, "") << name;
     EXPECT_EQ(r.find("<a href"), std::string::npos) << r;
@@ -549,7 +549,46 @@ TEST_F(Report, RowsShowTheirMessageAsText) {
       << first;
   EXPECT_EQ(row("xlane.readlane.broadcast[wave=8,warps=1]").find("class=\"msg\""),
             std::string::npos);
-  EXPECT_NE(row("bar.arrive.all[wave=16]").find("class=\"msg\""), std::string::npos);
+  EXPECT_NE(row("bar.arrive.all").find("class=\"msg\""), std::string::npos);
+}
+
+// results.report.passes: a test none of whose results has a page is one row with
+// its configurations, each status counted and its distinct messages; a test with
+// a page somewhere keeps a row per configuration.
+TEST_F(Report, TestsWithoutPagesAreOneRow) {
+  ResultsFile f = load("tests/data/results_fail.jsonl");
+  reports::Record u = f.records[0];
+  u.id = "many.unsupported";
+  for (int i = 0; i < 6; ++i) {
+    u.config_key = "wave=" + std::to_string(4 << i);
+    bool pass = i < 2;
+    u.status = pass ? reports::Status::pass : reports::Status::unsupported;
+    u.status_name = pass ? "pass" : "unsupported";
+    u.message = pass ? "" : "the runner lacks wave:" + std::to_string(4 << i % 4);
+    f.records.push_back(u);
+  }
+  render_default({f});
+  std::string r = row("many.unsupported");
+  EXPECT_NE(r.find("class=\"summary\" data-n=\"6\""), std::string::npos) << r;
+  EXPECT_NE(r.find("<summary>6 configurations</summary>wave=4, wave=8, wave=16, wave=32, "
+                   "wave=64, wave=128</details>"),
+            std::string::npos)
+      << r;
+  // wave=16 and wave=64 share a message: three distinct ones.
+  EXPECT_NE(r.find("<td class=\"st st-mixed\">pass &times;2 unsupported &times;4<div "
+                   "class=\"msg\">the runner lacks wave:16</div><div class=\"msg\">the runner "
+                   "lacks wave:32</div><div class=\"msg\">the runner lacks wave:4</div></td>"),
+            std::string::npos)
+      << r;
+  EXPECT_EQ(count(page("index.html"), "data-name=\"many.unsupported"), 1u);
+  EXPECT_NE(r.find("data-status=\"pass unsupported\""), std::string::npos);
+  // xlane.readlane.broadcast has a failing configuration: a row each.
+  EXPECT_NE(row("xlane.readlane.broadcast[wave=8,warps=1]"), "");
+  // With every page, every configuration has its row.
+  reports::HtmlOptions all;
+  all.all_pages = true;
+  render_default({f}, all);
+  EXPECT_EQ(count(page("index.html"), "data-name=\"many.unsupported["), 6u);
 }
 
 TEST_F(Report, CoverageMarksUncoveredMachineClausesOnly) {
