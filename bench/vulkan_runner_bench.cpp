@@ -66,7 +66,7 @@ void BM_SuiteOnLavapipe(benchmark::State& state) {
     auto runner = open_or_skip(state);
     if (!runner) return;
     const auto start = std::chrono::steady_clock::now();
-    harness::Summary s = harness::run(*runner, suite, cases, o, [](const json::Value&) {});
+    harness::Summary s = harness::run(*runner, suite, cases, o, [](const reports::Record&) {});
     runner->shutdown();
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     supported = s.total - s.counts["unsupported"];

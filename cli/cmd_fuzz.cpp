@@ -15,7 +15,7 @@
 #include "fuzz.h"
 #include "oracles.h"
 #include "outputs.h"
-#include "record.h"
+#include "recording.h"
 #include "results.h"
 #include "stats.h"
 

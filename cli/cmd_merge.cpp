@@ -11,7 +11,7 @@
 #include "common.h"
 #include "harness.h"
 #include "outputs.h"
-#include "record.h"
+#include "recording.h"
 #include "results.h"
 
 namespace simt::cli {
@@ -157,10 +157,10 @@ int merge_tests(const MergeArgs& a, std::vector<std::string> paths) {
     order.emplace(std::pair(c.test->path, c.settings.key()), order.size());
 
   // Every record once, in suite order.
-  std::map<size_t, std::pair<json::Value, size_t>> by_place;  // place -> record, its file
+  std::map<size_t, std::pair<reports::Record, size_t>> by_place;  // place -> record, its file
   for (size_t f = 0; f < in.size(); ++f)
     for (auto& rec : in[f].records) {
-      std::pair key(str_or_empty(rec, "file"), str_or_empty(rec, "config_key"));
+      std::pair key(rec.file, rec.config_key);
       auto at = order.find(key);
       if (at == order.end()) {
         std::cerr << "simtspec: " << paths[f] << ": " << key.first << "[" << key.second
@@ -193,7 +193,7 @@ int merge_tests(const MergeArgs& a, std::vector<std::string> paths) {
   // The summary, recomputed: counts over the records, `selected` summed over the
   // shards, `seconds` the longest shard's (the shards ran side by side).
   harness::Summary sum;
-  sum.counts = reports::count_statuses(rf.records);
+  for (const auto& rec : rf.records) ++sum.counts[rec.status_name];
   sum.total = rf.records.size();
   double seconds = 0;
   for (const auto& r : in) {
@@ -506,7 +506,7 @@ void register_merge(CLI::App& app, int& exit_code) {
                   "each shard's results: a results.jsonl (or its folder), or a fuzz --results file")
       ->required();
   cmd->add_option("--out", a->out,
-                  "write the merged results.jsonl, results.json, junit.xml and report here (fuzz: "
+                  "write the merged results.jsonl, junit.xml and report here (fuzz: "
                   "fuzz-results.jsonl)")
       ->required();
   cmd->add_option("--suite", a->suite,

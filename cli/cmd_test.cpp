@@ -22,7 +22,7 @@
 #include "lint.h"
 #include "outputs.h"
 #include "protocol.h"
-#include "record.h"
+#include "recording.h"
 #include "reference.h"
 #include "results.h"
 
@@ -56,8 +56,17 @@ struct TestArgs {
   double timeout = 0;    // 0: the runner's own (runner.timeout)
   std::string baseline;  // results.baseline: a run id of the store or a results file
   std::string known;     // results.known: the known-failures file (default: beside the runner)
-  uint32_t rerun_failures = 0;  // results.rerun
+  uint32_t rerun_failures = 0;     // results.rerun
+  std::string pages = "failures";  // results.report.pages
 };
+
+// results.report.pages: `--pages failures|all`.
+void add_pages_option(CLI::App* cmd, std::string& pages) {
+  cmd->add_option("--pages", pages,
+                  "which configurations get a page of their own: failures (everything but pass, "
+                  "unsupported and xfail; the default) or all")
+      ->check(CLI::IsMember({"failures", "all"}));
+}
 
 // results.baseline: the rows of the baseline, from a results file or, for an
 // argument that is all digits, a run of the results store (--db, else the default
@@ -243,9 +252,8 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   // results.rerun: with a baseline, only what would be a regression is rerun.
   o.reruns = a.rerun_failures;
   if (baseline)
-    o.rerun_if = [&baseline](const json::Value& rec) {
-      return baseline->verdict(rec.find("id")->as_string(), rec.find("config_key")->as_string(),
-                               rec.find("status")->as_string()) ==
+    o.rerun_if = [&baseline](const reports::Record& rec) {
+      return baseline->verdict(rec.id, rec.config_key, rec.status_name) ==
              harness::BaselineVerdict::Regression;
     };
 
@@ -320,31 +328,26 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   std::map<std::string, size_t> counts;
   auto t0 = std::chrono::steady_clock::now();
   harness::Summary sum;
-  std::vector<json::Value> baseline_records;  // results.baseline: id, config_key, status, message
+  std::vector<reports::ResultRow> current_rows;  // results.baseline: the run's results
   {
     SignalScope signals;
-    sum = harness::run(*runner, suite, cases, o, [&](const json::Value& rec) {
+    sum = harness::run(*runner, suite, cases, o, [&](const reports::Record& rec) {
       ++done;
-      const std::string& st = rec.find("status")->as_string();
+      const std::string& st = rec.status_name;
       ++counts[st];
       writer.write(rec);
       record.add(rec);
-      if (!a.out.empty()) rf.records.push_back(rec);  // kept only for the reports
-      if (baseline) {
-        json::Value row;
-        for (const char* k : {"id", "config_key", "status", "message"})
-          if (const json::Value* v = rec.find(k)) row[k] = *v;
-        baseline_records.push_back(std::move(row));
-      }
+      if (!a.out.empty()) rf.records.push_back(rec);  // kept for the reports
+      if (baseline)
+        current_rows.push_back({0, rec.id, rec.config_key, rec.status_name, rec.message});
       std::string line;
-      std::string key = rec.find("config_key")->as_string();
-      if (st != "pass" && st != "unsupported" && st != "xfail") {
-        const json::Value* msg = rec.find("message");
-        line = st + ": " + rec.find("id")->as_string() + (key.empty() ? "" : "[" + key + "]") +
-               ": " + (msg && msg->is_string() ? msg->as_string() : "") + "\n";
-      }
+      const std::string& key = rec.config_key;
+      if (rec.status != reports::Status::pass && rec.status != reports::Status::unsupported &&
+          rec.status != reports::Status::xfail)
+        line =
+            st + ": " + rec.id + (key.empty() ? "" : "[" + key + "]") + ": " + rec.message + "\n";
       if (tty) std::cerr << "\r\033[K";
-      auto at = order.find({rec.find("file")->as_string(), key});
+      auto at = order.find({rec.file, key});
       if (at != order.end())
         console.put(at->second, std::move(line));
       else if (!line.empty())
@@ -389,7 +392,7 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
   std::optional<harness::Comparison> cmp;
   if (baseline) {
     // results.baseline.console, results.baseline.summaries
-    cmp = harness::compare(*baseline, harness::rows_of(baseline_records));
+    cmp = harness::compare(*baseline, current_rows);
     std::cout << harness::baseline_console(*cmp);
     if (!a.out.empty()) {
       std::ofstream(a.out + "/baseline.csv", std::ios::binary) << harness::baseline_csv(*cmp);
@@ -397,7 +400,12 @@ int run_tests(const TestArgs& a, const std::string& argv0) {
     }
   }
   if (!a.out.empty()) {
-    if (int rc = write_outputs(std::move(rf), a.out, spec_dir)) return rc;
+    reports::HtmlOptions html;
+    html.all_pages = a.pages == "all";
+    // results.report.history: the implementation's runs in the store, this one included.
+    const auto history = record.history(runner->name());
+    if (history) html.history = &*history;
+    if (int rc = write_outputs(std::move(rf), a.out, spec_dir, html)) return rc;
     std::cout << "report: " << a.out << "/index.html\n";
   }
   if (sum.interrupted) return g_signal == SIGTERM ? 128 + SIGTERM : 128 + SIGINT;
@@ -431,12 +439,13 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_option("--shard", a->shard,
                   "run shard I of N (I/N): configuration k goes to shard k mod N");
   cmd->add_option("--out", a->out,
-                  "write results.jsonl, results.json, junit.xml and the HTML report here (and "
-                  "baseline.csv, baseline.junit.xml with --baseline)");
+                  "write results.jsonl, junit.xml and the HTML report here (and baseline.csv, "
+                  "baseline.junit.xml with --baseline)");
+  add_pages_option(cmd, a->pages);
   cmd->add_option("--spec", a->spec, "spec folder (default: found from the test paths)");
   cmd->add_option("--baseline", a->baseline,
                   "compare with this run (a run id of the results store, or a results.jsonl or "
-                  "results.json file): exit 1 only for regressions");
+                  "older results.json file): exit 1 only for regressions");
   cmd->add_option("--known", a->known,
                   "known failures and flakes (default: NAME.known.toml beside the runner "
                   "description NAME.toml); needs --baseline");
@@ -498,9 +507,17 @@ void register_report(CLI::App& app, int& exit_code) {
     std::vector<std::string> results;
     std::string out;
     std::string spec;
+    std::string pages = "failures";
+    std::string db;
+    bool no_db = false;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("report", "render results files as a static HTML site");
+  add_pages_option(cmd, a->pages);
+  auto* o_db = cmd->add_option("--db", a->db,
+                               std::string("results store for the history pages (default: ") +
+                                   reports::kDefaultStore + " when it exists)");
+  cmd->add_flag("--no-db", a->no_db, "no history pages")->excludes(o_db);
   cmd->add_option("results", a->results, "results.jsonl or results.json files (one column each)")
       ->required();
   cmd->add_option("--out", a->out, "output folder")->required();
@@ -522,8 +539,38 @@ void register_report(CLI::App& app, int& exit_code) {
       exit_code = kExitUsage;
       return;
     }
+    reports::HtmlOptions html;
+    html.all_pages = a->pages == "all";
+    // results.report.history: the runs in the store of each file's implementation.
+    // The default store is read only when it exists; a named one must.
+    std::optional<reports::History> history;
+    const std::string db = a->db.empty() ? reports::kDefaultStore : a->db;
+    std::error_code ec;
+    if (!a->no_db && (!a->db.empty() || fs::exists(db, ec))) {
+      if (!fs::exists(db, ec)) {
+        std::cerr << "simtspec: --db: no results store '" << db << "'\n";
+        exit_code = kExitUsage;
+        return;
+      }
+      auto opened = reports::Store::open(db);
+      if (auto* e = std::get_if<std::string>(&opened)) {
+        std::cerr << "simtspec: " << *e << "\n";
+        exit_code = kExitUsage;
+        return;
+      }
+      const auto& store = std::get<reports::Store>(opened);
+      history.emplace();
+      std::set<std::string> names;
+      for (const auto& f : files)
+        if (names.insert(f.runner_name()).second) {
+          reports::History h = store.history_of(f.runner_name());
+          history->runs.insert(history->runs.end(), h.runs.begin(), h.runs.end());
+          history->results.insert(history->results.end(), h.results.begin(), h.results.end());
+        }
+      html.history = &*history;
+    }
     std::string err = reports::write_html(
-        files, harness::load_clauses(harness::find_spec_dir(a->spec, ".")), a->out);
+        files, harness::load_clauses(harness::find_spec_dir(a->spec, ".")), a->out, html);
     if (!err.empty()) {
       std::cerr << "simtspec: " << err << "\n";
       exit_code = kExitUsage;

@@ -34,12 +34,12 @@ json::Value host_json() {
   return h;
 }
 
-int write_outputs(reports::ResultsFile rf, const std::string& out, const std::string& spec_dir) {
+int write_outputs(reports::ResultsFile rf, const std::string& out, const std::string& spec_dir,
+                  const reports::HtmlOptions& html) {
   std::ofstream(out + "/junit.xml") << reports::junit_xml(rf);
-  std::ofstream(out + "/results.json") << json::dump(reports::document(rf), 1) << "\n";
   std::vector<reports::ResultsFile> files;
   files.push_back(std::move(rf));
-  std::string err = reports::write_html(files, harness::load_clauses(spec_dir), out);
+  std::string err = reports::write_html(files, harness::load_clauses(spec_dir), out, html);
   if (!err.empty()) {
     std::cerr << "simtspec: report: " << err << "\n";
     return kExitUsage;

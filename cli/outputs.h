@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "html.h"
 #include "json.h"
 #include "results.h"
 
@@ -17,9 +18,10 @@ namespace simt::cli {
 std::string now_iso();
 // results.header `host`: hostname, os, cpus.
 json::Value host_json();
-// Writes junit.xml, results.json and the HTML site (with the clauses of
-// `spec_dir`) next to results.jsonl in `out`; kExitUsage with a message on error.
-int write_outputs(reports::ResultsFile rf, const std::string& out, const std::string& spec_dir);
+// Writes junit.xml and the HTML site (with the clauses of `spec_dir`) next to
+// results.jsonl in `out`; kExitUsage with a message on error.
+int write_outputs(reports::ResultsFile rf, const std::string& out, const std::string& spec_dir,
+                  const reports::HtmlOptions& html = {});
 
 // `--shard I/N` of test and fuzz (and the `shard` of a results header): I and N,
 // with 0 <= I < N; nullopt for anything else.

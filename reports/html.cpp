@@ -4,10 +4,11 @@
 // feature x status matrix, every configuration with one status column per
 // results file), coverage.html (spec clauses and the tests citing them), one
 // page per configuration and results file under tests/, style.css and
-// report.js (the index filter). Records are read defensively: a field that is
+// report.js (the index filter, the copy buttons). Records are read defensively: a field that is
 // missing or has an unexpected type is treated as absent.
 #include "html.h"
 #include "model.h"
+#include "record.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -71,17 +72,18 @@ std::optional<int64_t> get_int(const Value* v, std::string_view key) {
   return std::nullopt;
 }
 
-std::vector<std::string> get_strings(const Value& v, std::string_view key) {
-  std::vector<std::string> out;
-  if (const json::Array* a = get_arr(&v, key))
-    for (const Value& x : *a)
-      if (x.is_string()) out.push_back(x.as_string());
-  return out;
-}
-
 // A scalar as text: strings as they are, everything else as compact JSON.
 std::string scalar_text(const Value& v) {
   return v.is_string() ? v.as_string() : json::dump(v);
+}
+
+// At most 200 bytes of a message, cut at a character boundary.
+std::string clip(const std::string& s) {
+  constexpr size_t kMax = 200;
+  if (s.size() <= kMax) return s;
+  size_t n = kMax;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) --n;
+  return s.substr(0, n) + "\xe2\x80\xa6";  // an ellipsis
 }
 
 std::string fmt_double(double d, const char* f) {
@@ -233,19 +235,32 @@ bool is_tooling(const Clause& c) {
 // The report model: records placed in rows (one row per id + config key).
 
 struct Entry {
-  const Value* rec = nullptr;
+  const Record* rec = nullptr;
   size_t file = 0;
-  std::string id, key, status, page;  // page: "tests/NAME.html"
+  std::string id, key, status, page;  // page: "tests/NAME.html", "" if it has none
   std::string name() const { return key.empty() ? id : id + "[" + key + "]"; }
 };
 
+// From the status table (record.h); a status not in it is neither.
 bool is_failing(std::string_view status) {
-  return is_bad_status(status);
+  auto s = parse_status(status);
+  return s && info(*s).failing;
+}
+
+// results.report.pages: the table's `page` column; a status not in it gets one.
+bool has_page(std::string_view status, const HtmlOptions& o) {
+  auto s = parse_status(status);
+  return o.all_pages || !s || info(*s).page;
 }
 
 struct Row {
   std::string id, key;
   std::vector<const Entry*> cells;  // one per results file; nullptr: no record
+  std::string anchor;               // the row's id attribute, "" if nothing links to it
+  // results.report.passes: a test none of whose results has a page is one row;
+  // these are its configurations' keys and, per results file, their entries.
+  std::vector<std::string> summary_keys;
+  std::vector<std::vector<const Entry*>> summary;
   bool failing() const {
     for (const Entry* e : cells)
       if (e && is_failing(e->status)) return true;
@@ -265,8 +280,45 @@ struct Model {
   std::vector<Row> rows;                                   // sorted by id, then key
   std::vector<std::string> statuses;                       // known ones in order, then any others
   std::vector<std::string> features;                       // sorted, "(none)" for records without
-  std::map<std::string, const Entry*> first_page_of_test;  // id -> first entry
+  std::map<std::string, const Entry*> first_page_of_test;  // id -> first entry with a page
+  std::map<std::string, std::string> test_anchor;          // id -> its first row's anchor
+  // results.report.history: per implementation, its runs (oldest first) and each
+  // configuration's statuses in them; empty without a history.
+  struct ImplHistory {
+    std::vector<const RunInfo*> runs;
+    // (test id, config key) -> (index into runs, status)
+    std::map<std::pair<std::string, std::string>, std::vector<std::pair<size_t, std::string>>>
+        results;
+  };
+  std::map<std::string, ImplHistory> history;  // impl name -> its history
 };
+
+constexpr size_t kStripRuns = 20;       // a strip shows at most the last 20 runs
+constexpr size_t kSummaryMessages = 3;  // a summarised row shows 3 distinct messages
+
+// "history-NAME.html" of an implementation.
+std::string history_page(const std::string& impl) {
+  char hash[12];
+  std::snprintf(hash, sizeof hash, "-%08x", static_cast<unsigned>(fnv1a(impl) & 0xffffffffu));
+  return "history-" + sanitize(impl, 60) + hash + ".html";
+}
+
+void build_history(Model& m, const History& h) {
+  std::map<int64_t, std::pair<std::string, size_t>> where;  // run id -> (impl, index)
+  for (const RunInfo& r : h.runs) {
+    auto& ih = m.history[r.impl_name];
+    where[r.id] = {r.impl_name, ih.runs.size()};
+    ih.runs.push_back(&r);
+  }
+  for (const ResultRow& row : h.results) {
+    auto it = where.find(row.run);
+    if (it == where.end()) continue;  // a result of a run not given
+    m.history[it->second.first].results[{row.test_id, row.config_key}].emplace_back(
+        it->second.second, row.status);
+  }
+  for (auto& [impl, ih] : m.history)
+    for (auto& [k, v] : ih.results) std::sort(v.begin(), v.end());
+}
 
 // Orders configuration keys with numbers by value ("wave=8" before "wave=32").
 bool natural_less(const std::string& a, const std::string& b) {
@@ -324,7 +376,7 @@ std::string label_of(const ResultsFile& f) {
   return version.empty() ? name : name + " " + version;
 }
 
-Model build_model(const std::vector<ResultsFile>& results) {
+Model build_model(const std::vector<ResultsFile>& results, const HtmlOptions& opt) {
   Model m;
   m.sources.resize(results.size());
   std::map<std::string, size_t> label_uses;
@@ -340,21 +392,18 @@ Model build_model(const std::vector<ResultsFile>& results) {
     src.label = label_of(results[fi]);
     if (label_uses[src.label] > 1) src.label += " #" + std::to_string(++label_seen[src.label]);
     src.entries.reserve(results[fi].records.size());
-    for (const Value& rec : results[fi].records) {
+    for (const Record& rec : results[fi].records) {
       Entry e;
       e.rec = &rec;
       e.file = fi;
-      e.id = get_str(rec, "id");
-      if (e.id.empty()) e.id = "(no id)";
-      e.key = get_str(rec, "config_key");
-      e.status = get_str(rec, "status");
-      if (e.status.empty()) e.status = "unknown";
-      e.page = page_name(e.id, e.key, fi, results.size(), used_pages);
+      e.id = rec.id.empty() ? "(no id)" : rec.id;
+      e.key = rec.config_key;
+      e.status = rec.status_name;
+      if (has_page(e.status, opt)) e.page = page_name(e.id, e.key, fi, results.size(), used_pages);
       ++src.counts[e.status];
       if (status_class(e.status) == "st-other") extra_statuses.insert(e.status);
-      auto fs_ = get_strings(rec, "features");
-      if (fs_.empty()) features.insert("(none)");
-      features.insert(fs_.begin(), fs_.end());
+      if (rec.features.empty()) features.insert("(none)");
+      features.insert(rec.features.begin(), rec.features.end());
       src.entries.push_back(std::move(e));
     }
     std::map<std::pair<std::string, std::string>, size_t> occurrence;
@@ -363,16 +412,59 @@ Model build_model(const std::vector<ResultsFile>& results) {
       size_t occ = occurrence[k]++;
       auto& slot = rows[k];
       while (slot.size() <= occ)
-        slot.push_back(Row{e.id, e.key, std::vector<const Entry*>(results.size())});
+        slot.push_back(Row{e.id, e.key, std::vector<const Entry*>(results.size()), "", {}, {}});
       slot[occ].cells[fi] = &e;
-      m.first_page_of_test.emplace(e.id, &e);
+      if (!e.page.empty()) m.first_page_of_test.emplace(e.id, &e);
     }
   }
   for (auto& [k, rs] : rows)
     for (auto& r : rs) m.rows.push_back(std::move(r));
+  if (opt.history) build_history(m, *opt.history);
+  // results.report.passes: the rows of a test without a page (pass, unsupported,
+  // xfail in every results file) become one.
+  if (!opt.all_pages) {
+    auto all_pass = [](const Row& r) {
+      return std::all_of(r.cells.begin(), r.cells.end(),
+                         [](const Entry* e) { return e && e->page.empty(); });
+    };
+    std::vector<Row> merged;
+    for (size_t i = 0; i < m.rows.size();) {
+      size_t j = i;
+      bool pass = true;
+      for (; j < m.rows.size() && m.rows[j].id == m.rows[i].id; ++j)
+        pass = pass && all_pass(m.rows[j]);
+      if (pass && !m.rows[i].cells.empty()) {
+        Row r{m.rows[i].id, "", m.rows[i].cells, "", {}, {}};
+        r.summary.resize(r.cells.size());
+        for (size_t k = i; k < j; ++k) {
+          r.summary_keys.push_back(m.rows[k].key);
+          for (size_t fi = 0; fi < r.cells.size(); ++fi)
+            r.summary[fi].push_back(m.rows[k].cells[fi]);
+        }
+        merged.push_back(std::move(r));
+      } else {
+        for (size_t k = i; k < j; ++k) merged.push_back(std::move(m.rows[k]));
+      }
+      i = j;
+    }
+    m.rows = std::move(merged);
+  }
   // results.report: rows with a failing result (fail, error, xpass) in any column
   // come first, each group in id and key order.
   std::stable_partition(m.rows.begin(), m.rows.end(), [](const Row& r) { return r.failing(); });
+  // Anchors: every failing row (the fail totals and clause counts link to them)
+  // and each test's first row (the interop grid and the coverage page link to it).
+  for (size_t i = 0; i < m.rows.size(); ++i) {
+    Row& r = m.rows[i];
+    if (!m.test_anchor.count(r.id)) {
+      char hash[12];
+      std::snprintf(hash, sizeof hash, "-%08x", static_cast<unsigned>(fnv1a(r.id) & 0xffffffffu));
+      r.anchor = "t-" + sanitize(r.id, 80) + hash;
+      m.test_anchor[r.id] = r.anchor;
+    } else if (r.failing()) {
+      r.anchor = "f" + std::to_string(i);
+    }
+  }
   for (auto s : kStatuses) m.statuses.emplace_back(s);
   m.statuses.insert(m.statuses.end(), extra_statuses.begin(), extra_statuses.end());
   m.features.assign(features.begin(), features.end());
@@ -415,16 +507,15 @@ struct ClauseUse {
 // A test covers its clauses by a run unless it expects the program to be rejected
 // (results.report): a rejection shows that validation refuses something, not that
 // the behaviour happens at run time.
-bool expects_rejection(const Value& rec) {
-  const Value* x = get_obj(&rec, "expected");
-  return x && get_str(*x, "status") == "rejected";
+bool expects_rejection(const Record& rec) {
+  return get_str(rec.expected, "status") == "rejected";
 }
 
 std::map<std::string, ClauseUse> clause_uses(const Model& m) {
   std::map<std::string, ClauseUse> uses;
   for (size_t fi = 0; fi < m.sources.size(); ++fi)
     for (const Entry& e : m.sources[fi].entries)
-      for (const auto& c : get_strings(*e.rec, "clauses")) {
+      for (const auto& c : e.rec->clauses) {
         ClauseUse& u = uses[c];
         u.per_file.resize(m.sources.size());
         u.tests.insert(e.id);
@@ -503,7 +594,19 @@ void index_summary(Html& h, const Model& m, const Source& src) {
     size_t n = count_of(src.counts, s);
     h << "<td class=\"n" << (n ? " " + status_class(s) : std::string()) << "\" data-total=\""
       << E(s) << "\">";
-    if (n)
+    // results.report.failures: a failing total takes you to the first row with that
+    // status in this column (failing rows come first); the others set the filter.
+    std::string first;
+    if (n && is_failing(s))
+      for (const Row& r : m.rows)
+        if (const Entry* e = r.cells[&src - m.sources.data()]; e && e->status == s) {
+          first = r.anchor;
+          break;
+        }
+    if (!first.empty())
+      h << "<a href=\"#" << E(first) << "\" title=\"go to the first " << E(s) << "\">" << n
+        << "</a>";
+    else if (n)
       h << "<a href=\"#status=" << E(status_token(s)) << "\" title=\"show only " << E(s) << "\">"
         << n << "</a>";
     else
@@ -538,14 +641,21 @@ void status_table_head(Html& h, const Model& m, std::string_view first) {
   h << "</tr>\n</thead>\n<tbody>\n";
 }
 
-// The count cells of one row of such a table: status counts per results file.
+// The count cells of one row of such a table: status counts per results file. A
+// failing count links to `fail_href` when given.
 void status_count_cells(Html& h, const Model& m,
-                        const std::vector<std::map<std::string, size_t>>& per_file) {
+                        const std::vector<std::map<std::string, size_t>>& per_file,
+                        std::string_view fail_href = "") {
   for (size_t fi = 0; fi < per_file.size(); ++fi)
     for (size_t si = 0; si < m.statuses.size(); ++si) {
       size_t n = count_of(per_file[fi], m.statuses[si]);
       h << "<td class=\"n" << (n ? " " + status_class(m.statuses[si]) : std::string())
-        << (si == 0 && fi > 0 ? " group" : "") << "\">" << n << "</td>";
+        << (si == 0 && fi > 0 ? " group" : "") << "\">";
+      if (n && is_failing(m.statuses[si]) && !fail_href.empty())
+        h << "<a href=\"" << E(fail_href) << "\">" << n << "</a>";
+      else
+        h << n;
+      h << "</td>";
     }
 }
 
@@ -555,7 +665,7 @@ void index_matrix(Html& h, const Model& m) {
   for (const auto& f : m.features) cells[f].resize(m.sources.size());
   for (size_t fi = 0; fi < m.sources.size(); ++fi)
     for (const Entry& e : m.sources[fi].entries) {
-      auto fs_ = get_strings(*e.rec, "features");
+      auto fs_ = e.rec->features;
       if (fs_.empty()) fs_.push_back("(none)");
       std::sort(fs_.begin(), fs_.end());
       fs_.erase(std::unique(fs_.begin(), fs_.end()), fs_.end());
@@ -591,6 +701,15 @@ void index_clauses(Html& h, const Model& m) {
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   size_t failing = 0;
   for (const auto& o : order) failing += o.first > 0;
+  // results.report.failures: a clause's failing counts link to the first failing
+  // row of a test citing it.
+  std::map<std::string, std::string> first_failure;
+  for (const Row& r : m.rows) {
+    if (!r.failing()) break;  // failing rows come first
+    for (const Entry* e : r.cells)
+      if (e)
+        for (const auto& c : e->rec->clauses) first_failure.emplace(c, r.anchor);
+  }
   h << "<h2 id=\"clauses\">Clauses &times; status</h2>\n<details class=\"clauses\""
     << (failing ? " open" : "") << "><summary>" << uses.size() << " clauses cited, " << failing
     << " with failing results</summary>\n<table class=\"matrix clauses\">\n<thead>\n";
@@ -598,7 +717,9 @@ void index_clauses(Html& h, const Model& m) {
   for (const auto& [bad, id] : order) {
     h << "<tr" << (bad ? " class=\"failing\"" : "") << "><th><a href=\"coverage.html#"
       << E(clause_anchor(*id)) << "\">" << E(*id) << "</a></th>";
-    status_count_cells(h, m, uses.at(*id).per_file);
+    auto ff = first_failure.find(*id);
+    status_count_cells(h, m, uses.at(*id).per_file,
+                       ff == first_failure.end() ? "" : "#" + ff->second);
     h << "</tr>\n";
   }
   h << "</tbody>\n</table>\n</details>\n";
@@ -614,20 +735,89 @@ void index_filter(Html& h, const Model& m) {
   h << "<span id=\"shown\" class=\"note\"></span>\n</form>\n";
 }
 
-void index_row(Html& h, const Row& r) {
+// results.report.history: the configuration's statuses in the last kStripRuns
+// runs of its implementation, oldest first, one small square each (a run without
+// a result for it is an empty square).
+void history_strip(Html& h, const Model& m, const Entry& e, bool titles) {
+  auto ih = m.history.find(m.sources[e.file].file->runner_name());
+  if (ih == m.history.end() || ih->second.runs.empty()) return;
+  const auto& runs = ih->second.runs;
+  auto res = ih->second.results.find({e.id, e.key});
+  const size_t first = runs.size() > kStripRuns ? runs.size() - kStripRuns : 0;
+  h << "<span class=\"strip\" title=\"the last " << runs.size() - first << " runs, oldest first\">";
+  size_t k = 0;
+  const auto* list = res == ih->second.results.end() ? nullptr : &res->second;
+  for (size_t i = first; i < runs.size(); ++i) {
+    while (list && k < list->size() && (*list)[k].first < i) ++k;
+    std::string st = list && k < list->size() && (*list)[k].first == i ? (*list)[k].second : "";
+    h << "<i class=\"" << (st.empty() ? "st-missing" : status_class(st)) << "\"";
+    if (titles)
+      h << " title=\"run " << runs[i]->id << " (" << E(runs[i]->started)
+        << "): " << E(st.empty() ? "no result" : st) << "\"";
+    h << "></i>";
+  }
+  h << "</span>";
+}
+
+void index_row(Html& h, const Model& m, const Row& r) {
   std::vector<std::string> tokens;  // the row's distinct statuses, for the filter
   std::string title;
+  auto note = [&](const Entry* e) {
+    std::string t = status_token(e->status);
+    if (std::find(tokens.begin(), tokens.end(), t) == tokens.end()) tokens.push_back(t);
+    if (title.empty()) title = e->rec->title;
+  };
   for (const Entry* e : r.cells)
-    if (e) {
-      std::string t = status_token(e->status);
-      if (std::find(tokens.begin(), tokens.end(), t) == tokens.end()) tokens.push_back(t);
-      if (title.empty()) title = get_str(*e->rec, "title");
-    }
+    if (e) note(e);
+  for (const auto& col : r.summary)
+    for (const Entry* e : col) note(e);
   std::string statuses;
   for (const auto& t : tokens) statuses += (statuses.empty() ? "" : " ") + t;
   std::string name = r.key.empty() ? r.id : r.id + "[" + r.key + "]";
   h << "<tr data-name=\"" << E(name) << "\" data-status=\"" << E(statuses) << "\""
-    << (r.failing() ? " class=\"failing\"" : "") << "><td class=\"id\"";
+    << (r.failing() ? " class=\"failing\"" : "");
+  if (!r.anchor.empty()) h << " id=\"" << E(r.anchor) << "\"";
+  if (!r.summary_keys.empty()) {
+    // results.report.passes: one row for a test without pages: its configurations,
+    // and per results file the count of each status and the distinct messages.
+    const size_t n = r.summary_keys.size();
+    h << " class=\"summary\" data-n=\"" << n << "\"><td class=\"id\"";
+    if (!title.empty()) h << " title=\"" << E(title) << "\"";
+    h << ">" << E(r.id) << "</td><td class=\"key\">";
+    if (n == 1 && r.summary_keys[0].empty()) {
+      h << "</td>";
+    } else {
+      h << "<details><summary>" << n << " configuration" << (n == 1 ? "" : "s") << "</summary>";
+      for (size_t i = 0; i < n; ++i) h << (i ? ", " : "") << E(r.summary_keys[i]);
+      h << "</details></td>";
+    }
+    for (const auto& col : r.summary) {
+      std::vector<std::pair<std::string, size_t>> counts;  // in order of first appearance
+      std::vector<std::string> messages;
+      for (const Entry* e : col) {
+        auto it = std::find_if(counts.begin(), counts.end(),
+                               [&](const auto& c) { return c.first == e->status; });
+        if (it == counts.end())
+          counts.emplace_back(e->status, 1);
+        else
+          ++it->second;
+        const std::string& msg = e->rec->message;
+        if (!msg.empty() && messages.size() < kSummaryMessages &&
+            std::find(messages.begin(), messages.end(), msg) == messages.end())
+          messages.push_back(msg);
+      }
+      h << "<td class=\"st " << (counts.size() == 1 ? status_class(counts[0].first) : "st-mixed")
+        << "\">";
+      for (size_t i = 0; i < counts.size(); ++i)
+        h << (i ? " " : "") << E(counts[i].first)
+          << (counts[i].second > 1 || n > 1 ? " &times;" + std::to_string(counts[i].second) : "");
+      for (const auto& msg : messages) h << "<div class=\"msg\">" << E(clip(msg)) << "</div>";
+      h << "</td>";
+    }
+    h << "</tr>\n";
+    return;
+  }
+  h << "><td class=\"id\"";
   if (!title.empty()) h << " title=\"" << E(title) << "\"";
   h << ">" << E(r.id) << "</td><td class=\"key\">" << E(r.key) << "</td>";
   for (const Entry* e : r.cells) {
@@ -635,12 +825,70 @@ void index_row(Html& h, const Row& r) {
       h << "<td class=\"st st-missing\">&mdash;</td>";
       continue;
     }
-    std::string msg = get_str(*e->rec, "message");
+    const std::string& msg = e->rec->message;
+    const bool shown = !msg.empty() && e->status != "pass";
     h << "<td class=\"st " << status_class(e->status) << "\"";
-    if (!msg.empty()) h << " title=\"" << E(msg) << "\"";
-    h << "><a href=\"" << e->page << "\">" << E(e->status) << "</a></td>";
+    if (!msg.empty() && !shown) h << " title=\"" << E(msg) << "\"";
+    h << ">";
+    if (e->page.empty())
+      h << E(e->status);
+    else
+      h << "<a href=\"" << e->page << "\">" << E(e->status) << "</a>";
+    // results.report.failures: the message as text, not only in the tooltip.
+    if (shown) h << "<div class=\"msg\">" << E(clip(msg)) << "</div>";
+    history_strip(h, m, *e, false);
+    h << "</td>";
   }
   h << "</tr>\n";
+}
+
+// results.report.interop: with several results files, tests x results files, each
+// cell the test's passed and run configurations in that file, coloured by their
+// share, linking to the test's first row.
+void index_interop(Html& h, const Model& m) {
+  if (m.sources.size() < 2) return;
+  struct Cell {
+    size_t passed = 0, ran = 0, total = 0;
+  };
+  std::map<std::string, std::vector<Cell>> grid;
+  for (size_t fi = 0; fi < m.sources.size(); ++fi)
+    for (const Entry& e : m.sources[fi].entries) {
+      auto& row = grid[e.id];
+      row.resize(m.sources.size());
+      ++row[fi].total;
+      row[fi].ran += e.status != "unsupported";
+      row[fi].passed += e.status == "pass";
+    }
+  std::vector<size_t> complete(m.sources.size());
+  for (const auto& [id, cells] : grid)
+    for (size_t fi = 0; fi < cells.size(); ++fi)
+      complete[fi] += cells[fi].ran > 0 && cells[fi].passed == cells[fi].ran;
+  h << "<h2 id=\"interop\">Interop</h2>\n<p class=\"note\">Per test: configurations passed / "
+       "run in each results file (unsupported ones do not run). Green: all passed; red: none; "
+       "in between: some.</p>\n<table class=\"interop\">\n<thead><tr><th>test</th>";
+  for (const auto& src : m.sources) h << "<th>" << E(src.label) << "</th>";
+  h << "</tr></thead>\n<tbody>\n<tr class=\"all\"><th>tests all passed</th>";
+  for (size_t fi = 0; fi < m.sources.size(); ++fi)
+    h << "<td class=\"n\">" << complete[fi] << " / " << grid.size() << "</td>";
+  h << "</tr>\n";
+  for (const auto& [id, cells] : grid) {
+    h << "<tr><th><a href=\"#" << E(m.test_anchor.at(id)) << "\">" << E(id) << "</a></th>";
+    for (const Cell& c : cells) {
+      const char* cls = c.total == 0        ? "g-none"
+                        : c.ran == 0        ? "g-unrun"
+                        : c.passed == c.ran ? "g-all"
+                        : c.passed == 0     ? "g-zero"
+                                            : "g-some";
+      h << "<td class=\"n " << cls << "\">";
+      if (c.total == 0)
+        h << "&mdash;";
+      else
+        h << c.passed << " / " << c.ran;
+      h << "</td>";
+    }
+    h << "</tr>\n";
+  }
+  h << "</tbody>\n</table>\n";
 }
 
 std::string render_index(const Model& m) {
@@ -651,6 +899,14 @@ std::string render_index(const Model& m) {
   for (const auto& src : m.sources) index_summary(h, m, src);
   if (m.sources.empty()) h << "<p>No results files.</p>\n";
   h << "</div>\n";
+  if (!m.history.empty()) {
+    h << "<p class=\"history-links\">History: ";
+    for (const auto& [impl, ih] : m.history)
+      h << "<a href=\"" << E(history_page(impl)) << "\">" << E(impl) << "</a> (" << ih.runs.size()
+        << " run" << (ih.runs.size() == 1 ? "" : "s") << ") ";
+    h << "</p>\n";
+  }
+  index_interop(h, m);
   index_clauses(h, m);
   index_matrix(h, m);
   h << "<h2 id=\"configurations\">Test configurations</h2>\n"
@@ -659,9 +915,103 @@ std::string render_index(const Model& m) {
   h << "<table class=\"results\" id=\"results\">\n<thead><tr><th>test</th><th>configuration</th>";
   for (const auto& src : m.sources) h << "<th>" << E(src.label) << "</th>";
   h << "</tr></thead>\n<tbody>\n";
-  for (const Row& r : m.rows) index_row(h, r);
+  for (const Row& r : m.rows) index_row(h, m, r);
   h << "</tbody>\n</table>\n";
   if (m.rows.empty()) h << "<p>No results.</p>\n";
+  page_end(h);
+  return h.str();
+}
+
+// ---------------------------------------------------------------------------
+// history-<impl>.html (results.report.history)
+
+// A run's pass rate (pass / run) and share of the suite run (run / selected), as
+// fractions; negative when undefined.
+std::pair<double, double> run_rates(const RunInfo& r) {
+  auto it = r.counts.find("pass");
+  const double pass = it == r.counts.end() ? 0 : static_cast<double>(it->second);
+  return {r.run ? pass / static_cast<double>(r.run) : -1.0,
+          r.selected ? static_cast<double>(r.run) / static_cast<double>(r.selected) : -1.0};
+}
+
+// The two series over the runs as an SVG line chart: x the run (oldest left), y
+// 0 to 100%; one circle per run with a defined value, titled.
+void history_chart(Html& h, const std::vector<const RunInfo*>& runs) {
+  constexpr double kW = 720, kH = 240, kLeft = 48, kRight = 16, kTop = 12, kBottom = 28;
+  const double pw = kW - kLeft - kRight, ph = kH - kTop - kBottom;
+  auto x = [&](size_t i) {
+    return runs.size() < 2
+               ? kLeft + pw / 2
+               : kLeft + pw * static_cast<double>(i) / static_cast<double>(runs.size() - 1);
+  };
+  auto y = [&](double v) { return kTop + ph * (1 - v); };
+  h << "<svg class=\"chart\" width=\"" << fmt_double(kW, "%.0f") << "\" height=\""
+    << fmt_double(kH, "%.0f") << "\" viewBox=\"0 0 " << fmt_double(kW, "%.0f") << " "
+    << fmt_double(kH, "%.0f")
+    << "\" role=\"img\" aria-label=\"pass rate and share of the suite run, per run\">\n";
+  for (int pct : {0, 25, 50, 75, 100}) {
+    std::string yy = fmt_double(y(pct / 100.0), "%.1f");
+    h << "<line class=\"grid\" x1=\"" << fmt_double(kLeft, "%.0f") << "\" x2=\""
+      << fmt_double(kLeft + pw, "%.0f") << "\" y1=\"" << yy << "\" y2=\"" << yy
+      << "\"/><text class=\"axis\" x=\"" << fmt_double(kLeft - 6, "%.0f") << "\" y=\"" << yy
+      << "\" text-anchor=\"end\" dominant-baseline=\"middle\">" << pct << "%</text>\n";
+  }
+  for (int series = 0; series < 2; ++series) {
+    const char* cls = series == 0 ? "rate" : "share";
+    std::string points;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto [rate, share] = run_rates(*runs[i]);
+      double v = series == 0 ? rate : share;
+      if (v < 0) continue;
+      points +=
+          (points.empty() ? "" : " ") + fmt_double(x(i), "%.1f") + "," + fmt_double(y(v), "%.1f");
+    }
+    h << "<polyline class=\"" << cls << "\" fill=\"none\" points=\"" << points << "\"/>\n";
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto [rate, share] = run_rates(*runs[i]);
+      double v = series == 0 ? rate : share;
+      if (v < 0) continue;
+      h << "<circle class=\"pt-" << cls << "\" cx=\"" << fmt_double(x(i), "%.1f") << "\" cy=\""
+        << fmt_double(y(v), "%.1f") << "\" r=\"3.5\"><title>run " << runs[i]->id << " ("
+        << E(runs[i]->started) << "): " << (series == 0 ? "pass rate " : "share run ")
+        << fmt_double(100 * v, "%.1f") << "%</title></circle>\n";
+    }
+  }
+  h << "<text class=\"axis\" x=\"" << fmt_double(kLeft, "%.0f") << "\" y=\""
+    << fmt_double(kH - 6, "%.0f") << "\">oldest</text><text class=\"axis\" x=\""
+    << fmt_double(kLeft + pw, "%.0f") << "\" y=\"" << fmt_double(kH - 6, "%.0f")
+    << "\" text-anchor=\"end\">newest</text>\n</svg>\n";
+}
+
+std::string render_history(const std::string& impl, const std::vector<const RunInfo*>& runs) {
+  Html h;
+  page_start(h, impl + " history - simtspec", "", false);
+  h << "<h1>History of " << E(impl)
+    << "</h1>\n<p class=\"legend\"><span class=\"key-rate\">"
+       "&#9644; pass rate</span> (pass &divide; run) <span class=\"key-share\">&#9644; share of "
+       "the suite run</span> (run &divide; selected), over "
+    << runs.size() << " run" << (runs.size() == 1 ? "" : "s") << ", oldest first.</p>\n";
+  history_chart(h, runs);
+  h << "<h2 id=\"runs\">Runs</h2>\n<table class=\"runs\">\n<thead><tr><th>run</th><th>started</th>"
+       "<th>version</th><th>state</th><th>host</th><th>duration</th>";
+  for (auto st : kStatuses) h << "<th>" << E(st) << "</th>";
+  h << "<th>pass rate</th><th>share run</th></tr></thead>\n<tbody>\n";
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {  // newest first
+    const RunInfo& r = **it;
+    auto [rate, share] = run_rates(r);
+    h << "<tr id=\"run-" << r.id << "\"><td class=\"n\">" << r.id << "</td><td>" << E(r.started)
+      << "</td><td>" << E(r.impl_version) << "</td><td"
+      << (r.state == "complete" ? "" : " class=\"warn\"") << ">" << E(r.state) << "</td><td>"
+      << E(r.host) << "</td><td class=\"n\">" << fmt_double(r.duration_s, "%.1f s") << "</td>";
+    for (auto st : kStatuses) {
+      auto c = r.counts.find(std::string(st));
+      h << "<td class=\"n\">" << (c == r.counts.end() ? 0 : c->second) << "</td>";
+    }
+    h << "<td class=\"n\">" << (rate < 0 ? "n/a" : fmt_double(100 * rate, "%.1f%%"))
+      << "</td><td class=\"n\">" << E(share < 0 ? "n/a" : share_run(r.run, r.selected))
+      << "</td></tr>\n";
+  }
+  h << "</tbody>\n</table>\n";
   page_end(h);
   return h.str();
 }
@@ -678,7 +1028,10 @@ void coverage_tests_cell(Html& h, const Model& m, const ClauseUse* use) {
       first = false;
       auto it = m.first_page_of_test.find(id);
       const bool run = use->run_tests.count(id) > 0;
-      h << "<a href=\"" << it->second->page << "\"" << (run ? "" : " class=\"rejection\"")
+      h << "<a href=\""
+        << (it != m.first_page_of_test.end() ? it->second->page
+                                             : "index.html#" + m.test_anchor.at(id))
+        << "\"" << (run ? "" : " class=\"rejection\"")
         << (run ? "" : " title=\"expects the program to be rejected\"") << ">" << E(id)
         << (run ? "" : " (rejected)") << "</a>";
     }
@@ -876,7 +1229,7 @@ int path_rank(const std::string& path) {
 struct Detail {
   const Model& m;
   const Entry& e;
-  const Value& rec;
+  const Record& rec;
   const Value* config;
   const Value* expected;
   const Value* actual;
@@ -889,12 +1242,12 @@ void detail_header(Html& h, const Detail& d) {
   h << "<h1>" << E(d.e.id);
   if (!d.e.key.empty()) h << " <span class=\"key\">[" << E(d.e.key) << "]</span>";
   h << "</h1>\n";
-  if (std::string t = get_str(d.rec, "title"); !t.empty())
+  if (const std::string& t = d.rec.title; !t.empty())
     h << "<p class=\"title\">" << E(t) << "</p>\n";
   h << "<p class=\"verdict\">";
   status_badge(h, d.e.status);
   h << " on <strong>" << E(src.label) << "</strong>";
-  if (std::string msg = get_str(d.rec, "message"); !msg.empty())
+  if (const std::string& msg = d.rec.message; !msg.empty())
     h << "</p>\n<pre class=\"message\">" << E(msg) << "</pre>\n";
   else
     h << "</p>\n";
@@ -906,8 +1259,12 @@ void detail_other_runs(Html& h, const Detail& d, const Row* row) {
   for (size_t fi = 0; fi < row->cells.size(); ++fi) {
     if (fi == d.e.file) continue;
     h << E(d.m.sources[fi].label) << " ";
-    if (const Entry* o = row->cells[fi]) {
+    if (const Entry* o = row->cells[fi]; o && !o->page.empty()) {
       h << "<a href=\"../" << o->page << "\">";
+      status_badge(h, o->status);
+      h << "</a> ";
+    } else if (o) {
+      h << "<a href=\"../index.html#" << E(d.m.test_anchor.at(o->id)) << "\">";
       status_badge(h, o->status);
       h << "</a> ";
     } else {
@@ -919,14 +1276,13 @@ void detail_other_runs(Html& h, const Detail& d, const Row* row) {
 
 void detail_facts(Html& h, const Detail& d) {
   h << "<table class=\"facts\">\n";
-  if (std::string f = get_str(d.rec, "file"); !f.empty())
+  if (const std::string& f = d.rec.file; !f.empty())
     h << "<tr><th>file</th><td><code>" << E(f) << "</code></td></tr>\n";
   h << "<tr><th>clauses</th><td>";
-  for (const auto& c : get_strings(d.rec, "clauses"))
+  for (const auto& c : d.rec.clauses)
     h << "<a href=\"../coverage.html#" << E(clause_anchor(c)) << "\">" << E(c) << "</a> ";
   h << "</td></tr>\n<tr><th>features</th><td>";
-  for (const auto& f : get_strings(d.rec, "features"))
-    h << "<span class=\"tag\">" << E(f) << "</span> ";
+  for (const auto& f : d.rec.features) h << "<span class=\"tag\">" << E(f) << "</span> ";
   h << "</td></tr>\n";
   if (!d.e.key.empty())
     h << "<tr><th>matrix entry</th><td><code>" << E(d.e.key) << "</code></td></tr>\n";
@@ -938,10 +1294,10 @@ void detail_facts(Html& h, const Detail& d) {
     h << "</span>";
   }
   h << "</td></tr>\n";
-  if (auto checks = get_int(&d.rec, "checks"))
+  if (auto checks = d.rec.checks)
     h << "<tr><th>values compared</th><td>" << *checks << "</td></tr>\n";
-  if (const Value* ms = get(d.rec, "duration_ms"); ms && ms->is_number())
-    h << "<tr><th>duration</th><td>" << fmt_double(ms->as_double(), "%.1f ms") << "</td></tr>\n";
+  if (d.rec.duration_ms)
+    h << "<tr><th>duration</th><td>" << fmt_double(*d.rec.duration_ms, "%.1f ms") << "</td></tr>\n";
   h << "</table>\n";
 }
 
@@ -1080,7 +1436,7 @@ void buffer_head(Html& h, const BufferView& b, const ElementLayout& l) {
   if (l.known()) h << "<th>lane</th><th>warp</th>" << (l.with_wg ? "<th>wg</th>" : "");
   if (b.expect || !b.each.empty()) h << "<th>expected</th>";
   if (b.reference) h << "<th>reference</th>";
-  h << "<th>actual</th></tr></thead>\n<tbody>\n";
+  h << "<th>actual</th><th title=\"differs\">&ne;</th></tr></thead>\n<tbody>\n";
 }
 
 void buffer_row(Html& h, const Detail& d, const BufferView& b, const ElementLayout& l, size_t i) {
@@ -1108,7 +1464,8 @@ void buffer_row(Html& h, const Detail& d, const BufferView& b, const ElementLayo
     h << "<td>" << E(x ? scalar_text(*x) : std::string()) << "</td>";
   }
   if (b.reference) h << "<td>" << E(cell_text(b.reference, i)) << "</td>";
-  h << "<td>" << E(cell_text(b.actual, i)) << "</td></tr>\n";
+  h << "<td>" << E(cell_text(b.actual, i)) << "</td><td class=\"mark\">"
+    << (first || differs ? "&ne;" : "") << "</td></tr>\n";
 }
 
 // The buffer's elements, one row each; a long buffer shows a window around
@@ -1125,7 +1482,7 @@ void buffer_table(Html& h, const Detail& d, const BufferView& b) {
     lo = centre > kBufferWindow ? centre - kBufferWindow : 0;
     hi = std::min(n, lo + 2 * kBufferWindow + 1);
   }
-  int cols = 2 + (l.known() ? 2 + l.with_wg : 0) + (b.expect || !b.each.empty()) +
+  int cols = 3 + (l.known() ? 2 + l.with_wg : 0) + (b.expect || !b.each.empty()) +
              (b.reference != nullptr);
   buffer_head(h, b, l);
   if (lo > 0)
@@ -1174,7 +1531,7 @@ void detail_buffers(Html& h, const Detail& d) {
 // The test source with line numbers. For rejected programs the line the
 // runner reported and the line the test expects are marked.
 void detail_source(Html& h, const Detail& d) {
-  std::string src = get_str(d.rec, "source");
+  const std::string& src = d.rec.source;
   if (src.empty()) return;
   std::map<int64_t, std::string> marks;  // line -> why
   if (auto l = get_int(d.expected, "line")) marks[*l] = "the test expects the rejection here";
@@ -1195,13 +1552,6 @@ void detail_source(Html& h, const Detail& d) {
     start = end + 1;
   }
   h << "</pre>\n";
-}
-
-std::vector<std::string> trace_lines(const Value& rec, std::string_view key) {
-  std::vector<std::string> out;
-  if (const json::Array* a = get_arr(&rec, key))
-    for (const Value& x : *a) out.push_back(scalar_text(x));
-  return out;
 }
 
 void trace_block(Html& h, std::string_view heading, std::string_view id,
@@ -1230,9 +1580,9 @@ std::string trace_step(const std::string& line) {
 }
 
 void detail_traces(Html& h, const Detail& d) {
-  auto ref = trace_lines(d.rec, "reference_trace");
-  auto mine = trace_lines(d.rec, "trace");
-  const std::string trace_error = get_str(d.rec, "trace_error");
+  const auto& ref = d.rec.reference_trace;
+  const auto& mine = d.rec.trace;
+  const std::string& trace_error = d.rec.trace_error;
   if (ref.empty() && mine.empty() && trace_error.empty()) return;
   h << "<h2 id=\"trace\">Trace</h2>\n";
   if (!trace_error.empty())
@@ -1265,17 +1615,16 @@ void detail_traces(Html& h, const Detail& d) {
 // trap.host.toml: the launch's host script, as the test gives it.
 void detail_host(Html& h, const Detail& d) {
   // preempt.request: the preemption points, with their flow and intruder.
-  if (const Value* pre = get(d.rec, "preemptions"); pre && pre->is_array()) {
+  if (!d.rec.preemptions.empty()) {
     h << "<h2 id=\"preemptions\">Preemptions</h2>\n<p class=\"note\">Where the host preempts "
          "the launch (preempt.request): the step, the cores, the flow (A: checkpoint; B: save, "
          "intruder, restore) and the intruder.</p>\n<table class=\"preemptions\"><tr><th>step</th>"
          "<th>core</th><th>flow</th><th>intruder</th></tr>\n";
-    for (const Value& p : pre->as_array()) {
-      const Value* core = get(&p, "core");
-      const std::string intruder = get_str(&p, "intruder");
-      h << "<tr><td>" << (get_int(&p, "step") ? std::to_string(*get_int(&p, "step")) : "?")
-        << "</td><td>" << E(core ? scalar_text(*core) : "all") << "</td><td>"
-        << E(get_str(&p, "flow")) << "</td><td>";
+    for (const Preemption& p : d.rec.preemptions) {
+      const std::string& intruder = p.intruder;
+      h << "<tr><td>" << (p.step ? std::to_string(*p.step) : "?") << "</td><td>"
+        << E(p.core.is_null() ? "all" : scalar_text(p.core)) << "</td><td>" << E(p.flow)
+        << "</td><td>";
       if (intruder.empty())
         h << "none";
       else
@@ -1285,10 +1634,10 @@ void detail_host(Html& h, const Detail& d) {
     }
     h << "</table>\n";
   }
-  if (auto n = get_int(&d.rec, "restore_bytes"))  // format.restore
+  if (auto n = d.rec.restore_bytes)  // format.restore
     h << "<p class=\"note\">The launch starts from a context image of " << *n
       << " bytes (flow C, preempt.flow.c).</p>\n";
-  std::string host = get_str(d.rec, "host");
+  const std::string& host = d.rec.host;
   if (host.empty()) return;
   h << "<h2 id=\"host\">Host script</h2>\n<p class=\"note\">The host's actions during the "
        "launch (trap.host), the same for every configuration of the test.</p>\n<pre "
@@ -1296,37 +1645,54 @@ void detail_host(Html& h, const Detail& d) {
     << E(host) << "</pre>\n";
 }
 
-void detail_tail(Html& h, const Detail& d) {
-  if (std::string err = get_str(d.rec, "stderr"); !err.empty())
+// results.report.failures: the command near the top, with a copy button that
+// report.js shows (without JavaScript the command is still selectable text).
+void detail_reproduce(Html& h, const Detail& d) {
+  if (const std::string& cmd = d.rec.reproduce; !cmd.empty())
+    h << "<div class=\"reproduce\" id=\"reproduce\"><strong>Reproduce:</strong> <button "
+         "type=\"button\" class=\"copy\" data-copy=\"reproduce-cmd\" hidden>copy</button>\n"
+         "<code class=\"reproduce\" id=\"reproduce-cmd\">"
+      << E(cmd) << "</code></div>\n";
+}
+
+void detail_stderr(Html& h, const Detail& d) {
+  if (const std::string& err = d.rec.stderr_text; !err.empty())
     h << "<h2 id=\"stderr\">Standard error</h2>\n<pre class=\"stderr\">" << E(err) << "</pre>\n";
-  if (std::string cmd = get_str(d.rec, "reproduce"); !cmd.empty())
-    h << "<h2 id=\"reproduce\">Reproduce</h2>\n<p><code class=\"reproduce\">" << E(cmd)
-      << "</code></p>\n";
 }
 
 std::string render_detail(const Model& m, const Entry& e, const Row* row) {
-  const Value& rec = *e.rec;
+  const Record& rec = *e.rec;
+  auto present = [](const Value& v) { return v.is_null() ? nullptr : &v; };
   Detail d{m,
            e,
            rec,
-           get_obj(&rec, "config"),
-           get(rec, "expected"),
-           get(rec, "actual"),
-           get(rec, "reference"),
-           get_obj(&rec, "first_diff")};
+           present(rec.config),
+           present(rec.expected),
+           present(rec.actual),
+           present(rec.reference),
+           present(rec.first_diff)};
   Html h;
-  h.reserve(8192 + get_str(rec, "source").size() * 2);
-  page_start(h, e.name() + " - " + m.sources[e.file].label + " - simtspec", "../", false);
+  h.reserve(8192 + rec.source.size() * 2);
+  page_start(h, e.name() + " - " + m.sources[e.file].label + " - simtspec", "../", true);
+  // results.report.failures: what failed and how to rerun it first; standard
+  // error before the source.
   detail_header(h, d);
+  if (m.history.count(m.sources[e.file].file->runner_name())) {
+    h << "<p class=\"history\">History: ";
+    history_strip(h, m, e, true);
+    h << " <a href=\"../" << E(history_page(m.sources[e.file].file->runner_name()))
+      << "\">all runs</a></p>\n";
+  }
+  detail_reproduce(h, d);
   detail_other_runs(h, d, row);
-  detail_facts(h, d);
   detail_first_diff(h, d);
+  detail_stderr(h, d);
+  detail_facts(h, d);
   detail_host(h, d);
   detail_outcomes(h, d);
   detail_buffers(h, d);
   detail_source(h, d);
   detail_traces(h, d);
-  detail_tail(h, d);
   page_end(h);
   return h.str();
 }
@@ -1419,6 +1785,28 @@ pre.source .ln { display: inline-block; width: 3.5em; padding-right: 1em; text-a
   color: var(--muted); user-select: none; }
 pre.source .hl-line { background: var(--hl); display: inline-block; min-width: 100%; }
 pre.trace span.diff { background: var(--diff); display: inline-block; min-width: 100%; font-weight: bold; }
+tr[id], h2[id], div[id], :target { scroll-margin-top: 4em; }
+td.st .msg { font-weight: normal; font-size: 12px; white-space: pre-wrap; word-break: break-word;
+  max-width: 40em; }
+div.reproduce { margin: .6em 0; }
+button.copy { font-size: 12px; margin-left: .5em; }
+td.mark { color: var(--fail); text-align: center; }
+.strip { display: inline-flex; gap: 1px; margin-left: .4em; vertical-align: middle; }
+.strip i { display: inline-block; width: 8px; height: 8px; border: 1px solid var(--line); }
+.strip i.st-pass { background: var(--pass); } .strip i.st-fail { background: var(--fail); }
+.strip i.st-error { background: var(--error); } .strip i.st-xpass { background: var(--xpass); }
+.strip i.st-unsupported { background: var(--unsupported-bg); }
+.strip i.st-xfail { background: var(--xfail-bg); } .strip i.st-other { background: var(--hl); }
+table.interop td.g-all { background: var(--pass-bg); color: var(--pass); }
+table.interop td.g-some { background: var(--xfail-bg); }
+table.interop td.g-zero { background: var(--fail-bg); color: var(--fail); }
+table.interop td.g-unrun, table.interop td.g-none { color: var(--muted); }
+svg.chart line.grid { stroke: var(--line); }
+svg.chart text.axis { font-size: 11px; fill: var(--muted); }
+svg.chart polyline.rate { stroke: var(--pass); stroke-width: 2; }
+svg.chart polyline.share { stroke: #0b57d0; stroke-width: 2; stroke-dasharray: 5 3; }
+svg.chart circle.pt-rate { fill: var(--pass); } svg.chart circle.pt-share { fill: #0b57d0; }
+.key-rate { color: var(--pass); } .key-share { color: #0b57d0; }
 code.reproduce { display: block; background: var(--head); border: 1px solid var(--line); padding: .6em;
   user-select: all; white-space: pre-wrap; word-break: break-all; }
 )css";
@@ -1428,9 +1816,36 @@ constexpr std::string_view kScript =
 // checkbox per status. A row shows if its name contains the text and one of
 // its statuses is checked. The filter can be set from the address:
 // index.html#q=TEXT&status=fail,error
+// The copy buttons of the detail pages: a button.copy[data-copy=ID] is shown and
+// copies the text of element ID (the page works without them).
 (function () {
   'use strict';
+  function copyButtons() {
+    Array.prototype.forEach.call(document.querySelectorAll('button.copy[data-copy]'), function (b) {
+      var src = document.getElementById(b.getAttribute('data-copy'));
+      if (!src) return;
+      b.hidden = false;
+      b.addEventListener('click', function () {
+        function select() {
+          var range = document.createRange();
+          range.selectNodeContents(src);
+          var sel = window.getSelection();
+          sel.removeAllRanges();
+          sel.addRange(range);
+          var ok = false;
+          try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+          b.textContent = ok ? 'copied' : 'selected: press Ctrl+C';
+        }
+        if (navigator.clipboard && navigator.clipboard.writeText)
+          navigator.clipboard.writeText(src.textContent).then(function () {
+            b.textContent = 'copied';
+          }, select);
+        else select();
+      });
+    });
+  }
   function setup() {
+    copyButtons();
     var table = document.getElementById('results');
     var text = document.getElementById('filter-text');
     var shown = document.getElementById('shown');
@@ -1445,14 +1860,16 @@ constexpr std::string_view kScript =
       var q = text.value.trim().toLowerCase();
       var on = {};
       boxes.forEach(function (b) { on[b.getAttribute('data-status')] = b.checked; });
-      var n = 0;
+      var n = 0, all = 0;
       for (var i = 0; i < rows.length; ++i) {
         var show = (!q || names[i].indexOf(q) >= 0) &&
             statuses[i].some(function (s) { return on[s] === true; });
         rows[i].hidden = !show;
-        if (show) ++n;
+        var count = Number(rows[i].getAttribute('data-n') || 1);
+        all += count;
+        if (show) n += count;
       }
-      shown.textContent = n + ' of ' + rows.length + ' configurations shown';
+      shown.textContent = n + ' of ' + all + ' configurations shown';
     }
     function fromHash() {
       var params = {};
@@ -1528,19 +1945,22 @@ void remove_stale_pages(const fs::path& dir, const std::set<fs::path>& written) 
 }  // namespace
 
 std::string write_html(const std::vector<ResultsFile>& results,
-                       const std::map<std::string, Clause>& clauses, const std::string& out_dir) {
+                       const std::map<std::string, Clause>& clauses, const std::string& out_dir,
+                       const HtmlOptions& options) {
   if (out_dir.empty()) return "no output folder given";
   std::error_code ec;
   fs::path root(out_dir);
   fs::create_directories(root / "tests", ec);
   if (ec) return "cannot create '" + (root / "tests").string() + "': " + ec.message();
-  Model m = build_model(results);
+  Model m = build_model(results, options);
   std::string err;
   if (!write_file(root / "style.css", kStyle, err) ||
       !write_file(root / "report.js", kScript, err) ||
       !write_file(root / "index.html", render_index(m), err) ||
       !write_file(root / "coverage.html", render_coverage(m, clauses), err))
     return err;
+  for (const auto& [impl, ih] : m.history)
+    if (!write_file(root / history_page(impl), render_history(impl, ih.runs), err)) return err;
   // Which row each entry is in, for links between results files.
   std::map<const Entry*, const Row*> row_of;
   if (m.sources.size() > 1)
@@ -1550,6 +1970,7 @@ std::string write_html(const std::vector<ResultsFile>& results,
   std::set<fs::path> written;
   for (const Source& src : m.sources)
     for (const Entry& e : src.entries) {
+      if (e.page.empty()) continue;  // results.report.pages
       auto it = row_of.find(&e);
       if (!write_file(root / e.page, render_detail(m, e, it == row_of.end() ? nullptr : it->second),
                       err))

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "history.h"
 #include "results.h"
 
 namespace simt::reports {
@@ -14,10 +15,22 @@ struct Clause {
   std::string text;  // the clause's first words
 };
 
-// Writes index.html, coverage.html, one page per test configuration, style.css
-// and report.js into `out_dir` (created if needed). Returns an error message on
-// failure. Several results files render side by side.
+struct HtmlOptions {
+  // results.report.pages: a page for every configuration, passes included
+  // (`--pages all`); by default only configurations that did not pass, are not
+  // unsupported and not xfail get one.
+  bool all_pages = false;
+  // results.report.history: runs of the implementations, oldest first (the
+  // results store fills it); null: no history pages and no strips.
+  const History* history = nullptr;
+};
+
+// Writes index.html, coverage.html, a page per configuration (HtmlOptions),
+// style.css and report.js into `out_dir` (created if needed), and with a history
+// history-<impl>.html per implementation. Returns an error message on failure.
+// Several results files render side by side.
 std::string write_html(const std::vector<ResultsFile>& results,
-                       const std::map<std::string, Clause>& clauses, const std::string& out_dir);
+                       const std::map<std::string, Clause>& clauses, const std::string& out_dir,
+                       const HtmlOptions& options = {});
 
 }  // namespace simt::reports

@@ -1,5 +1,6 @@
 #include "results.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -20,6 +21,28 @@ bool JsonlWriter::open(const std::string& path, std::string& err) {
 
 void JsonlWriter::write(const json::Value& line) {
   if (!f_) return;
+  if (!line.is_object() || !line.find("id") || !line.find("status") ||
+      !line.find("id")->is_string())
+    return put(line);
+  // results.test: the test's fields once, in a test line, then the rest.
+  json::Value test = json::Object{}, rest = json::Object{};
+  test["id"] = *line.find("id");
+  for (const auto& [k, v] : line.as_object()) {
+    bool per_test = std::find(kTestFields.begin(), kTestFields.end(), k) != kTestFields.end();
+    (per_test ? test : rest)[k] = v;
+  }
+  std::string text = json::dump(test);
+  std::string& last = test_lines_[line.find("id")->as_string()];
+  if (last != text) {
+    last = text;
+    json::Value t;
+    t["test"] = std::move(test);
+    put(t);
+  }
+  put(rest);
+}
+
+void JsonlWriter::put(const json::Value& line) {
   std::string s = json::dump(line);
   s += '\n';
   std::fwrite(s.data(), 1, s.size(), f_);
@@ -57,7 +80,8 @@ std::variant<ResultsFile, std::string> read_results(const std::string& path) {
     for (const auto& [k, x] : v->as_object())
       if (k != "results" && k != "summary") r.header[k] = x;
     if (!v->find("results")->is_array()) return "'" + path + "': 'results' must be an array";
-    r.records = v->find("results")->as_array();
+    for (const json::Value& rec : v->find("results")->as_array())
+      r.records.push_back(from_json(rec));
     if (const json::Value* s = v->find("summary")) r.summary = *s;
     return r;
   }
@@ -65,6 +89,7 @@ std::variant<ResultsFile, std::string> read_results(const std::string& path) {
   std::istringstream lines(text);
   std::string line;
   size_t n = 0;
+  std::map<std::string, json::Object> tests;  // results.test: id -> the last test line
   while (std::getline(lines, line)) {
     ++n;
     if (line.empty()) continue;
@@ -82,28 +107,29 @@ std::variant<ResultsFile, std::string> read_results(const std::string& path) {
       r.header = std::move(v);
     } else if (const json::Value* s = v.find("summary"); s && v.as_object().size() == 1) {
       r.summary = *s;
+    } else if (const json::Value* t = v.find("test"); t && v.as_object().size() == 1) {
+      const json::Value* id = t->is_object() ? t->find("id") : nullptr;
+      if (!id || !id->is_string())
+        return path + ":" + std::to_string(n) + ": a test line needs an id";
+      tests[id->as_string()] = t->as_object();
     } else {
-      if (!v.find("id") || !v.find("status"))
+      const json::Value* id = v.find("id");
+      if (!id || !v.find("status"))
         return path + ":" + std::to_string(n) + ": a result needs id and status";
-      r.records.push_back(std::move(v));
+      if (id->is_string())
+        if (auto it = tests.find(id->as_string()); it != tests.end())
+          for (const auto& [k, x] : it->second)
+            if (!v.find(k)) v[k] = x;
+      r.records.push_back(from_json(v));
     }
   }
   if (r.header.is_null()) return "'" + path + "' has no header line";
   return r;
 }
 
-json::Value document(const ResultsFile& r) {
-  json::Value d = r.header;
-  json::Array recs = r.records;
-  d["results"] = std::move(recs);
-  if (!r.summary.is_null()) d["summary"] = r.summary;
-  return d;
-}
-
 bool is_bad_status(std::string_view status) {
-  for (std::string_view s : kBadStatuses)
-    if (s == status) return true;
-  return false;
+  auto s = parse_status(status);
+  return s && info(*s).failing;
 }
 
 size_t count_of(const std::map<std::string, size_t>& counts, std::string_view status) {
@@ -130,13 +156,6 @@ std::string share_run(size_t run, size_t total) {
     pct = std::to_string(run * 100 / total) + "%";
   return thousands(run) + " of " + thousands(total) + " configuration" + (total == 1 ? "" : "s") +
          " run (" + pct + ")";
-}
-
-std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records) {
-  std::map<std::string, size_t> c;
-  for (const auto& r : records)
-    if (const json::Value* s = r.find("status"); s && s->is_string()) ++c[s->as_string()];
-  return c;
 }
 
 std::string xml_escape(const std::string& s) {
@@ -170,24 +189,36 @@ std::string xml_escape(const std::string& s) {
 }
 
 namespace {
-std::string str(const json::Value& v, const char* key) {
-  const json::Value* x = v.find(key);
-  return x && x->is_string() ? x->as_string() : "";
+
+// A record's JUnit element kind, from the status table; a status not in the
+// table is skipped, with its name in the message.
+JunitKind junit_kind(const Record& rec) {
+  return rec.status ? info(*rec.status).junit : JunitKind::skipped;
 }
+
 }  // namespace
 
 std::string junit_xml(const ResultsFile& r) {
+  const std::vector<Record>& records = r.records;
   // results.junit: one testsuite per first feature tag.
-  std::map<std::string, std::vector<const json::Value*>> suites;
-  for (const auto& rec : r.records) {
-    std::string feature = "other";
-    if (const json::Value* f = rec.find("features");
-        f && f->is_array() && !f->as_array().empty() && f->as_array()[0].is_string())
-      feature = f->as_array()[0].as_string();
-    suites[feature].push_back(&rec);
+  std::map<std::string, std::vector<const Record*>> suites;
+  size_t failures = 0, errors = 0, skipped = 0;
+  for (const auto& rec : records) {
+    suites[rec.features.empty() ? "other" : rec.features[0]].push_back(&rec);
+    switch (junit_kind(rec)) {
+      case JunitKind::passed:
+        break;
+      case JunitKind::failure:
+        ++failures;
+        break;
+      case JunitKind::error:
+        ++errors;
+        break;
+      case JunitKind::skipped:
+        ++skipped;
+        break;
+    }
   }
-  auto counts = count_statuses(r.records);
-  auto n = [&](const char* k) { return count_of(counts, k); };
   // results.junit: an interrupted run is one more error, so that a JUnit reader
   // cannot take the results that ran for the whole run.
   const json::Value* intr = r.summary.is_object() ? r.summary.find("interrupted") : nullptr;
@@ -195,10 +226,9 @@ std::string junit_xml(const ResultsFile& r) {
   const size_t extra = interrupted ? 1 : 0;
   std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o += "<testsuites name=\"simtspec " + xml_escape(r.runner_name()) + "\" tests=\"" +
-       std::to_string(r.records.size() + extra) + "\" failures=\"" +
-       std::to_string(n("fail") + n("xpass") + n("flaky")) + "\" errors=\"" +
-       std::to_string(n("error") + extra) + "\" skipped=\"" +
-       std::to_string(n("unsupported") + n("xfail")) + "\">\n";
+       std::to_string(records.size() + extra) + "\" failures=\"" + std::to_string(failures) +
+       "\" errors=\"" + std::to_string(errors + extra) + "\" skipped=\"" + std::to_string(skipped) +
+       "\">\n";
   if (interrupted) {
     const json::Value* sel = r.summary.find("selected");
     const json::Value* sig = r.summary.find("signal");
@@ -206,7 +236,7 @@ std::string junit_xml(const ResultsFile& r) {
          "time=\"0.000\">\n    <testcase classname=\"simtspec\" name=\"run\" time=\"0.000\">\n"
          "      <error message=\"" +
          xml_escape("interrupted" + (sig && sig->is_string() ? " by " + sig->as_string() : "") +
-                    ": " + std::to_string(r.records.size()) + " of " +
+                    ": " + std::to_string(records.size()) + " of " +
                     (sel && sel->is_number() ? std::to_string(sel->as_uint()) : "?") +
                     " results written") +
          "\"/>\n    </testcase>\n  </testsuite>\n";
@@ -214,44 +244,42 @@ std::string junit_xml(const ResultsFile& r) {
   for (const auto& [feature, recs] : suites) {
     size_t f = 0, e = 0, s = 0;
     double time = 0;
-    for (const auto* rec : recs) {
-      std::string st = str(*rec, "status");
-      f += st == "fail" || st == "xpass" || st == "flaky";
-      e += st == "error";
-      s += st == "unsupported" || st == "xfail";
-      if (const json::Value* d = rec->find("duration_ms"); d && d->is_number())
-        time += d->as_double() / 1000.0;
+    for (const Record* rec : recs) {
+      JunitKind k = junit_kind(*rec);
+      f += k == JunitKind::failure;
+      e += k == JunitKind::error;
+      s += k == JunitKind::skipped;
+      time += rec->duration_ms.value_or(0) / 1000.0;
     }
     char tbuf[32];
     std::snprintf(tbuf, sizeof tbuf, "%.3f", time);
     o += "  <testsuite name=\"" + xml_escape(feature) + "\" tests=\"" +
          std::to_string(recs.size()) + "\" failures=\"" + std::to_string(f) + "\" errors=\"" +
          std::to_string(e) + "\" skipped=\"" + std::to_string(s) + "\" time=\"" + tbuf + "\">\n";
-    for (const auto* rec : recs) {
-      std::string name = str(*rec, "id");
-      std::string key = str(*rec, "config_key");
-      if (!key.empty()) name += "[" + key + "]";
-      double t = 0;
-      if (const json::Value* d = rec->find("duration_ms"); d && d->is_number())
-        t = d->as_double() / 1000.0;
-      std::snprintf(tbuf, sizeof tbuf, "%.3f", t);
+    for (const Record* rec : recs) {
+      std::string name = rec->id;
+      if (!rec->config_key.empty()) name += "[" + rec->config_key + "]";
+      std::snprintf(tbuf, sizeof tbuf, "%.3f", rec->duration_ms.value_or(0) / 1000.0);
       o += "    <testcase classname=\"" + xml_escape(feature) + "\" name=\"" + xml_escape(name) +
-           "\" file=\"" + xml_escape(str(*rec, "file")) + "\" time=\"" + tbuf + "\"";
-      std::string st = str(*rec, "status");
-      std::string msg = str(*rec, "message");
-      if (st == "pass") {
-        o += "/>\n";
-        continue;
+           "\" file=\"" + xml_escape(rec->file) + "\" time=\"" + tbuf + "\"";
+      const std::string& st = rec->status_name;
+      const std::string& msg = rec->message;
+      switch (junit_kind(*rec)) {
+        case JunitKind::passed:
+          o += "/>\n";
+          continue;
+        case JunitKind::failure:
+          o += ">\n      <failure type=\"" + xml_escape(st) + "\" message=\"" + xml_escape(msg) +
+               "\">" + xml_escape(rec->reproduce) + "</failure>\n";
+          break;
+        case JunitKind::error:
+          o += ">\n      <error message=\"" + xml_escape(msg) + "\">" +
+               xml_escape(rec->stderr_text) + "</error>\n";
+          break;
+        case JunitKind::skipped:
+          o += ">\n      <skipped message=\"" + xml_escape(st + ": " + msg) + "\"/>\n";
+          break;
       }
-      o += ">\n";
-      if (st == "fail" || st == "xpass" || st == "flaky")  // results.junit: flaky is a failure
-        o += "      <failure type=\"" + st + "\" message=\"" + xml_escape(msg) + "\">" +
-             xml_escape(str(*rec, "reproduce")) + "</failure>\n";
-      else if (st == "error")
-        o += "      <error message=\"" + xml_escape(msg) + "\">" + xml_escape(str(*rec, "stderr")) +
-             "</error>\n";
-      else
-        o += "      <skipped message=\"" + xml_escape(st + ": " + msg) + "\"/>\n";
       o += "    </testcase>\n";
     }
     o += "  </testsuite>\n";

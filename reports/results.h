@@ -11,52 +11,60 @@
 #include <vector>
 
 #include "json.h"
+#include "record.h"
 
 namespace simt::reports {
 
 inline constexpr const char* kSchema = "simtspec-results/1";
 
 // Streams results.jsonl: each line is flushed as soon as it is written
-// (results.stream), so an interrupted run leaves a readable file.
+// (results.stream), so an interrupted run leaves a readable file. A result (an
+// object with `id` and `status`) is written as results.test says: its test
+// fields go to a `{"test": {...}}` line before it when they differ from the last
+// test line written for its id, and the result line keeps the rest.
 class JsonlWriter {
  public:
   ~JsonlWriter();
   bool open(const std::string& path, std::string& err);
   void write(const json::Value& line);
+  void write(const Record& r) { write(to_json(r)); }
   void close();
 
  private:
+  void put(const json::Value& line);
   std::FILE* f_ = nullptr;
+  std::map<std::string, std::string> test_lines_;  // id -> the last test line's text
 };
 
 struct ResultsFile {
   std::string path;
   json::Value header;
-  std::vector<json::Value> records;
-  json::Value summary;  // null if the run did not finish
+  std::vector<Record> records;  // results.record, typed (read leniently, record.h)
+  json::Value summary;          // null if the run did not finish
   bool complete() const { return !summary.is_null(); }
   std::string runner_name() const;
 };
 
-// Reads a .jsonl results file (ignoring an incomplete last line) or a .json
-// document written by write_document.
+// Reads a .jsonl results file (ignoring an incomplete last line; test lines,
+// results.test, are joined back into the results that follow them, so every
+// record read holds its test fields) or a .json document as earlier versions
+// wrote it.
 std::variant<ResultsFile, std::string> read_results(const std::string& path);
-// The complete document: the header's fields plus "results" and "summary".
-json::Value document(const ResultsFile& r);
 // results.junit
 std::string junit_xml(const ResultsFile& r);
 std::string xml_escape(const std::string& s);
 
-// The result statuses of results.status, in report order.
-inline constexpr std::array<std::string_view, 7> kStatuses{"pass",  "fail",  "unsupported", "error",
-                                                           "xfail", "xpass", "flaky"};
-// results.status.bad: the statuses that fail a run (runner.harness) unless a
-// baseline excuses them (results.baseline).
-inline constexpr std::array<std::string_view, 4> kBadStatuses{"fail", "error", "xpass", "flaky"};
+// The result statuses of results.record, in report order: the names of the
+// status table (record.h).
+inline constexpr std::array<std::string_view, kStatusTable.size()> kStatuses = [] {
+  std::array<std::string_view, kStatusTable.size()> names{};
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kStatusTable[i].name;
+  return names;
+}();
+// results.status.bad: a status that fails a run (runner.harness) unless a
+// baseline excuses it (results.baseline): the table's `failing` column.
 bool is_bad_status(std::string_view status);
 
-// Counts of each status over records.
-std::map<std::string, size_t> count_statuses(const std::vector<json::Value>& records);
 // counts[status], or 0.
 size_t count_of(const std::map<std::string, size_t>& counts, std::string_view status);
 

@@ -456,12 +456,16 @@ std::vector<ResultRow> Store::history(const std::string& test_id) const {
                      [&](Stmt& s) { s.bind(1, test_id); });
 }
 
-History Store::history_of(const std::string& impl_name) const {
+History Store::history_of(const std::string& impl_name, size_t result_runs) const {
   History h;
   for (RunInfo& r : runs())
-    if (impl_name.empty() || r.impl_name == impl_name) h.runs.push_back(std::move(r));
-  for (const RunInfo& r : h.runs) {
-    auto rows = results(r.id);
+    if (r.kind == "test" && (impl_name.empty() || r.impl_name == impl_name))
+      h.runs.push_back(std::move(r));
+  // Results only for the newest `result_runs` (what the report's strips show):
+  // a long history stays cheap to load.
+  for (size_t i = h.runs.size() > result_runs ? h.runs.size() - result_runs : 0; i < h.runs.size();
+       ++i) {
+    auto rows = results(h.runs[i].id);
     h.results.insert(h.results.end(), std::make_move_iterator(rows.begin()),
                      std::make_move_iterator(rows.end()));
   }

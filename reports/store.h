@@ -48,8 +48,9 @@ class Store {
   std::optional<RunInfo> run(int64_t id) const;
   std::vector<ResultRow> results(int64_t run) const;                 // in the order added
   std::vector<ResultRow> history(const std::string& test_id) const;  // all runs, by run
-  // The runs of `impl_name` (all runs when empty), oldest first, with their results.
-  History history_of(const std::string& impl_name) const;
+  // results.report.history: the test runs of `impl_name` (of every implementation
+  // when empty), oldest first, with the results of the newest `result_runs` of them.
+  History history_of(const std::string& impl_name, size_t result_runs = 20) const;
   // The full records stored for `run` (results.store.schema: not for pass,
   // unsupported and xfail), in the order added.
   std::vector<json::Value> records(int64_t run) const;

@@ -223,12 +223,13 @@ TEST(BaselineSummaries, CsvQuotesAndJunitVerdicts) {
   EXPECT_NE(x.find("name=\"t.n\"/>"), std::string::npos) << x;
 }
 
-json::Value result(const std::string& status, const std::string& message) {
-  json::Value v;
-  v["id"] = "t";
-  v["status"] = status;
-  v["message"] = message;
-  return v;
+reports::Record result(const std::string& status, const std::string& message) {
+  reports::Record r;
+  r.id = "t";
+  r.status = reports::parse_status(status);
+  r.status_name = status;
+  r.message = message;
+  return r;
 }
 
 // results.rerun: disagreement by status, or by message for fail only.
@@ -256,14 +257,14 @@ TEST(Reruns, DisagreementMakesFlaky) {
       {"fail", "m", {}, "fail", "m"},  // every rerun cut short
   };
   for (const auto& c : cases) {
-    json::Value first = result(c.status, c.message);
-    std::vector<json::Value> again;
+    reports::Record first = result(c.status, c.message);
+    std::vector<reports::Record> again;
     for (const auto& [s, m] : c.reruns) again.push_back(result(s, m));
     harness::apply_reruns(first, again);
-    EXPECT_EQ(first.find("status")->as_string(), c.want_status) << c.want_message;
-    EXPECT_EQ(first.find("message")->as_string(), c.want_message);
-    const json::Value* r = first.find("reruns");
-    EXPECT_EQ(r ? r->as_array().size() : 0u, c.reruns.size()) << c.want_message;
+    EXPECT_EQ(first.status_name, c.want_status) << c.want_message;
+    EXPECT_EQ(first.status, reports::parse_status(c.want_status)) << c.want_message;
+    EXPECT_EQ(first.message, c.want_message);
+    EXPECT_EQ(first.reruns.size(), c.reruns.size()) << c.want_message;
   }
 }
 
@@ -403,7 +404,7 @@ TEST_F(BaselineCli, CleanRunsAndProgressionsExitZero) {
   const fs::path bad = dir() / "bad";
   r = simtspec("--runner " + q(dir() / "cmp.toml") + " --out " + q(bad));
   ASSERT_EQ(r.code, 1) << r.out << r.err;
-  r = simtspec("--runner " + q(dir() / "cmp.toml") + " --baseline " + q(bad / "results.json"));
+  r = simtspec("--runner " + q(dir() / "cmp.toml") + " --baseline " + q(bad / "results.jsonl"));
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(lines_starting(r.out, "fail: ").size(), 2u) << r.out;
   EXPECT_NE(r.out.find("baseline: 0 regression, 0 progression, 0 known, 4 unchanged"),

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "json.h"
+#include "results.h"
 #include "store.h"
 #include "support.h"
 
@@ -189,12 +190,19 @@ TEST_F(Campaign, TestShardsMergeIntoTheUnshardedRun) {
   const fs::path db = dir() / "merged.db";
   auto m = simtspec("merge" + shards + " --out " + q(dir() / "t-merged") + " --db " + q(db));
   ASSERT_EQ(m.code, 0) << m.out << m.err;
-  for (const char* f : {"results.json", "junit.xml", "index.html"})
+  for (const char* f : {"results.jsonl", "junit.xml", "index.html"})
     EXPECT_TRUE(fs::exists(dir() / "t-merged" / f)) << f;
-  auto a = lines(dir() / "t-full" / "results.jsonl");
-  auto b = lines(dir() / "t-merged" / "results.jsonl");
-  ASSERT_GT(a.size(), 20u);
-  ASSERT_EQ(a.size(), b.size());
+  EXPECT_FALSE(fs::exists(dir() / "t-merged" / "results.json"));  // results.stream: one file
+  // Read back as records (results.test joins each test's fields back in).
+  auto read = [](const fs::path& p) {
+    auto r = reports::read_results(p.string());
+    EXPECT_TRUE(std::holds_alternative<reports::ResultsFile>(r)) << p;
+    return std::get<reports::ResultsFile>(std::move(r));
+  };
+  const reports::ResultsFile a = read(dir() / "t-full" / "results.jsonl");
+  const reports::ResultsFile b = read(dir() / "t-merged" / "results.jsonl");
+  ASSERT_GT(a.records.size(), 20u);
+  ASSERT_EQ(a.records.size(), b.records.size());
   auto strip = [](json::Value v) {
     json::Value out = json::Object{};
     for (const auto& [k, x] : v.as_object())
@@ -209,29 +217,31 @@ TEST_F(Campaign, TestShardsMergeIntoTheUnshardedRun) {
       out[field] = kept;
     };
     drop("options", {"shard", "merged_from", "jobs"});
-    drop("summary", {"seconds"});
     return out;
   };
   // The header, then every record matched by configuration, then the summary.
-  EXPECT_EQ(json::dump(strip(a.front())), json::dump(strip(b.front())));
-  EXPECT_EQ(b.front().find("options")->find("shard")->as_string(), "0/1");
-  EXPECT_EQ(b.front().find("options")->find("merged_from")->as_array().size(), 3u);
+  EXPECT_EQ(json::dump(strip(a.header)), json::dump(strip(b.header)));
+  EXPECT_EQ(b.header.find("options")->find("shard")->as_string(), "0/1");
+  EXPECT_EQ(b.header.find("options")->find("merged_from")->as_array().size(), 3u);
   std::map<std::string, std::string> by_config;
-  for (size_t i = 1; i + 1 < a.size(); ++i)
-    by_config[a[i].find("file")->as_string() + "[" + a[i].find("config_key")->as_string() + "]"] =
-        json::dump(strip(a[i]));
-  for (size_t i = 1; i + 1 < b.size(); ++i) {
-    const std::string key =
-        b[i].find("file")->as_string() + "[" + b[i].find("config_key")->as_string() + "]";
+  for (const auto& r : a.records)
+    by_config[r.file + "[" + r.config_key + "]"] = json::dump(strip(reports::to_json(r)));
+  for (size_t i = 0; i < b.records.size(); ++i) {
+    const auto& r = b.records[i];
+    const std::string key = r.file + "[" + r.config_key + "]";
     ASSERT_TRUE(by_config.count(key)) << key;
-    EXPECT_EQ(json::dump(strip(b[i])), by_config[key]) << key;
+    EXPECT_EQ(json::dump(strip(reports::to_json(r))), by_config[key]) << key;
     by_config.erase(key);
-    if (i > 1) {  // suite order: by file, then matrix order within a file
-      EXPECT_LE(b[i - 1].find("file")->as_string(), b[i].find("file")->as_string());
+    if (i > 0) {  // suite order: by file, then matrix order within a file
+      EXPECT_LE(b.records[i - 1].file, r.file);
     }
   }
   EXPECT_TRUE(by_config.empty());
-  EXPECT_EQ(json::dump(strip(a.back())), json::dump(strip(b.back())));
+  auto summary = [](json::Value s) {
+    std::erase_if(s.as_object(), [](const auto& kv) { return kv.first == "seconds"; });
+    return json::dump(s);
+  };
+  EXPECT_EQ(summary(a.summary), summary(b.summary));
   // results.merge, results.store: the merged run is one run of the store, with the
   // shards' provenance (the suite digest of the header) and every result.
   auto opened = reports::Store::open(db.string());
@@ -241,10 +251,10 @@ TEST_F(Campaign, TestShardsMergeIntoTheUnshardedRun) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].state, "complete");
   EXPECT_EQ(runs[0].impl_name, "reference");
-  EXPECT_EQ(runs[0].suite_digest, b.front().find("suite")->find("digest")->as_string());
+  EXPECT_EQ(runs[0].suite_digest, b.header.find("suite")->find("digest")->as_string());
   EXPECT_EQ(runs[0].suite_digest.size(), 64u);
-  EXPECT_EQ(runs[0].selected, a.back().find("summary")->find("selected")->as_uint());
-  EXPECT_EQ(store.results(runs[0].id).size(), b.size() - 2);
+  EXPECT_EQ(runs[0].selected, a.summary.find("selected")->as_uint());
+  EXPECT_EQ(store.results(runs[0].id).size(), b.records.size());
   EXPECT_NE(runs[0].options.find("merged_from"), std::string::npos) << runs[0].options;
 
   // Bad sets of shards exit 2, naming what is wrong.

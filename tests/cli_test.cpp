@@ -460,7 +460,7 @@ TEST_F(Cli, FuzzDefaultOutIsTheProjectsRegressFolder) {
 }
 
 // results.interrupted: SIGINT or SIGTERM during `simtspec test` cuts the run in
-// flight short, writes results.json, junit.xml and the report for what ran (marked
+// flight short, writes junit.xml and the report for what ran (marked
 // interrupted), says where, and exits 130 or 143.
 TEST_F(Cli, AnInterruptedRunWritesWhatRan) {
   const fs::path suite = dir() / "interrupt";
@@ -482,10 +482,11 @@ TEST_F(Cli, AnInterruptedRunWritesWhatRan) {
               "--timeout", "60", "--out", out.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
-    // Wait until the two configurations of a.simt are written: b.simt runs then.
+    // Wait until the two configurations of a.simt are written (after the header and
+    // a.simt's test line, results.test): b.simt runs then.
     for (int i = 0; i < 400; ++i) {
       std::string jl = read_all(out / "results.jsonl");
-      if (std::count(jl.begin(), jl.end(), '\n') >= 3) break;
+      if (std::count(jl.begin(), jl.end(), '\n') >= 4) break;
       ::usleep(50 * 1000);
     }
     ::usleep(300 * 1000);
@@ -499,7 +500,8 @@ TEST_F(Cli, AnInterruptedRunWritesWhatRan) {
     EXPECT_NE(said.find("interrupted (" + name + "): 2 of 5 results written"), std::string::npos)
         << said;
     EXPECT_NE(said.find("report: " + out.string() + "/index.html"), std::string::npos) << said;
-    EXPECT_TRUE(fs::exists(out / "results.json"));
+    EXPECT_FALSE(fs::exists(out / "results.json"));  // results.stream: one results file
+    EXPECT_TRUE(fs::exists(out / "junit.xml"));
     EXPECT_NE(read_all(out / "junit.xml")
                   .find("<error message=\"interrupted by " + name + ": 2 of 5 results written\"/>"),
               std::string::npos)

@@ -39,9 +39,10 @@ RunSummary run_suite(const std::string& fault, const std::string& filter = "",
   o.filter = filter;
   auto runner = runners::make_process_runner(faulty(fault, timeout));
   RunSummary r;
-  r.sum = harness::run(*runner, suite, harness::select(suite, o), o, [&](const json::Value& rec) {
-    if (rec.find("status")->as_string() == "fail") r.failures.push_back(rec);
-  });
+  r.sum =
+      harness::run(*runner, suite, harness::select(suite, o), o, [&](const reports::Record& rec) {
+        if (rec.status == reports::Status::fail) r.failures.push_back(reports::to_json(rec));
+      });
   runner->shutdown();
   return r;
 }

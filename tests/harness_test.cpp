@@ -440,7 +440,7 @@ TEST(Harness, RunsOnTheReferenceAndMapsExpectedFailures) {
   o.jobs = 2;
   std::vector<json::Value> recs;
   auto sum = harness::run(*runner, suite, harness::select(suite, o), o,
-                          [&](const json::Value& r) { recs.push_back(r); });
+                          [&](const reports::Record& r) { recs.push_back(reports::to_json(r)); });
   EXPECT_EQ(sum.total, 9u);
   EXPECT_EQ(sum.counts["pass"], 4u);
   EXPECT_EQ(sum.counts["fail"], 4u);
@@ -494,7 +494,7 @@ std::vector<json::Value> run_one(runners::Runner& runner, const std::string& nam
   EXPECT_TRUE(suite.bad.empty());
   std::vector<json::Value> recs;
   auto sum = harness::run(runner, suite, harness::select(suite, o), o,
-                          [&](const json::Value& r) { recs.push_back(r); });
+                          [&](const reports::Record& r) { recs.push_back(reports::to_json(r)); });
   if (summary) *summary = sum;
   fs::remove_all(dir);
   return recs;
@@ -867,8 +867,8 @@ TEST(Harness, OwnSchedulerRunsOnlyPolicyIndependentConfigurations) {
   own.caps_.policies.clear();  // not consulted
   harness::Options o;
   std::map<std::string, std::vector<json::Value>> by_id;
-  auto sum = harness::run(own, suite, harness::select(suite, o), o, [&](const json::Value& r) {
-    by_id[r.find("id")->as_string()].push_back(r);
+  auto sum = harness::run(own, suite, harness::select(suite, o), o, [&](const reports::Record& r) {
+    by_id[r.id].push_back(reports::to_json(r));
   });
   EXPECT_EQ(sum.counts["pass"], 4u);         // demo.add: wave 8 and 32, both policies
   EXPECT_EQ(sum.counts["unsupported"], 6u);  // demo.race twice, demo.refused four times
@@ -887,7 +887,7 @@ TEST(Harness, OwnSchedulerRunsOnlyPolicyIndependentConfigurations) {
   own.caps_.extras.erase("own_scheduler");
   own.caps_.policies = {"round_robin", "oldest_first", "random"};
   requests = 0;
-  sum = harness::run(own, suite, harness::select(suite, o), o, [](const json::Value&) {});
+  sum = harness::run(own, suite, harness::select(suite, o), o, [](const reports::Record&) {});
   EXPECT_EQ(requests, 10u);
   fs::remove_all(dir);
 }
@@ -957,7 +957,7 @@ TEST(Harness, RequestsCarryTheMatrixEntryOnly) {
   o.differential = false;
   std::vector<json::Value> recs;
   auto sum = harness::run(runner, suite, harness::select(suite, o), o,
-                          [&](const json::Value& r) { recs.push_back(r); });
+                          [&](const reports::Record& r) { recs.push_back(reports::to_json(r)); });
   EXPECT_EQ(sum.counts["pass"], 2u);
   ASSERT_EQ(requests.size(), 2u);
   const auto& a =
@@ -975,7 +975,7 @@ TEST(Harness, RequestsCarryTheMatrixEntryOnly) {
   auto reference = runners::make_reference_runner();
   recs.clear();
   harness::run(*reference, suite, harness::select(suite, o), o,
-               [&](const json::Value& r) { recs.push_back(r); });
+               [&](const reports::Record& r) { recs.push_back(reports::to_json(r)); });
   ASSERT_EQ(recs.size(), 2u);
   for (const auto& r : recs) {
     const std::string cmd = r.find("reproduce")->as_string();
@@ -1563,7 +1563,7 @@ TEST(Harness, FailedTraceRerunIsReported) {
     harness::Options o;
     std::vector<json::Value> recs;
     harness::run(runner, suite, harness::select(suite, o), o,
-                 [&](const json::Value& r) { recs.push_back(r); });
+                 [&](const reports::Record& r) { recs.push_back(reports::to_json(r)); });
     ASSERT_FALSE(recs.empty());
     for (const auto& r : recs) {
       EXPECT_EQ(r.find("status")->as_string(), "fail");
@@ -1592,7 +1592,7 @@ TEST(Harness, FaultyRunnerFailsWithFirstDifference) {
   std::vector<json::Value> recs;
   auto runner = runners::make_process_runner(faulty("cmp-unsigned"));
   auto sum = harness::run(*runner, suite, harness::select(suite, o), o,
-                          [&](const json::Value& r) { recs.push_back(r); });
+                          [&](const reports::Record& r) { recs.push_back(reports::to_json(r)); });
   runner->shutdown();
   EXPECT_EQ(sum.counts["fail"], 1u);
   EXPECT_EQ(sum.counts["unsupported"], 1u);  // wave 64 is not in its capabilities

@@ -21,6 +21,7 @@
 
 #include "html.h"
 #include "json.h"
+#include "record.h"
 #include "results.h"
 #include "support.h"
 
@@ -79,10 +80,25 @@ class Report : public ::testing::Test {
   void TearDown() override {
     if (!HasFailure()) fs::remove_all(dir_);
   }
+  // Renders with a page for every configuration (`--pages all`), so that the
+  // detail pages of passes can be checked too; render_default() as `simtspec
+  // report` does by default.
   void render(const std::vector<ResultsFile>& files,
               const std::map<std::string, Clause>& cl = clauses()) {
-    std::string err = reports::write_html(files, cl, dir_.string());
+    reports::HtmlOptions o;
+    o.all_pages = true;
+    std::string err = reports::write_html(files, cl, dir_.string(), o);
     ASSERT_EQ(err, "");
+  }
+  void render_default(const std::vector<ResultsFile>& files, const reports::HtmlOptions& o = {}) {
+    std::string err = reports::write_html(files, clauses(), dir_.string(), o);
+    ASSERT_EQ(err, "");
+  }
+  size_t pages() const {
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(dir_ / "tests"))
+      n += e.path().extension() == ".html";
+    return n;
   }
   std::string page(const std::string& rel) const { return read_all(dir_ / rel); }
   // The index row of `name` ("id" or "id[key]").
@@ -149,6 +165,98 @@ TEST_F(Report, RewriteRemovesItsOwnStalePagesOnly) {
   EXPECT_EQ(page("tests/notes.txt"), "kept");
 }
 
+// results.report.pages: by default only configurations that did not pass (and
+// are not unsupported or xfail) get a page; their rows link to it, the others
+// show their status as text. A rewrite with --pages all adds the rest, and a
+// rewrite by default removes them again.
+TEST_F(Report, PagesOnlyForConfigurationsThatDidNotPass) {
+  ResultsFile f = load("tests/data/results_fail.jsonl");
+  render_default({f});
+  EXPECT_EQ(pages(), 4u);  // three fail, one error; not the pass, unsupported, xfail
+  EXPECT_NE(row("xlane.readlane.values").find("<a href=\"tests/"), std::string::npos);
+  EXPECT_NE(row("alu.add.wraps").find("<a href=\"tests/"), std::string::npos);
+  for (const char* name :
+       {"xlane.readlane.broadcast[wave=8,warps=1]", "bar.arrive.all", "alu.div.zero_lane_known"}) {
+    std::string r = row(name);
+    ASSERT_NE(r, "") << name;
+    EXPECT_EQ(r.find("<a href"), std::string::npos) << r;
+  }
+  // Every link of the index and the coverage page resolves.
+  for (const char* from : {"index.html", "coverage.html"}) {
+    std::string text = page(from);
+    std::regex link("href=\"(tests/[^\"#]+)");
+    for (std::sregex_iterator it(text.begin(), text.end(), link), end; it != end; ++it)
+      EXPECT_TRUE(fs::exists(dir_ / (*it)[1].str())) << from << ": " << (*it)[1];
+  }
+  reports::HtmlOptions all;
+  all.all_pages = true;
+  render_default({f}, all);
+  EXPECT_EQ(pages(), 7u);
+  EXPECT_NE(row("alu.div.zero_lane_known").find("<a href=\"tests/"), std::string::npos);
+  render_default({f});
+  EXPECT_EQ(pages(), 4u);
+}
+
+// results.test: results.jsonl holds a test's own fields once, in a test line
+// before its first result, and a reader joins them back: the records read are
+// the records written. A second test with the same id but other fields gets a
+// test line of its own.
+TEST_F(Report, TestFieldsAreWrittenOncePerTestAndReadBack) {
+  ResultsFile base = load("tests/data/results_fail.jsonl");
+  fs::create_directories(dir_);
+  const fs::path path = dir_ / "results.jsonl";
+  std::vector<reports::Record> written;
+  {
+    reports::JsonlWriter w;
+    std::string err;
+    ASSERT_TRUE(w.open(path.string(), err)) << err;
+    w.write(base.header);
+    for (int i = 0; i < 3; ++i) {
+      reports::Record r = base.records[0];
+      r.config_key = "wave=" + std::to_string(8 << i);
+      r.source = std::string(5000, 'x');
+      written.push_back(r);
+      w.write(r);
+    }
+    reports::Record other = base.records[0];
+    other.file = "elsewhere.simt";  // the same id in another file
+    written.push_back(other);
+    w.write(other);
+    json::Value sum;
+    sum["summary"] = json::Object{};
+    w.write(sum);
+  }
+  std::string text = read_all(path);
+  EXPECT_EQ(count(text, "{\"test\":"), 2u) << text;
+  EXPECT_EQ(count(text, std::string(5000, 'x')), 1u);
+  auto r = reports::read_results(path.string());
+  ASSERT_TRUE(std::holds_alternative<ResultsFile>(r)) << std::get<std::string>(r);
+  const ResultsFile& back = std::get<ResultsFile>(r);
+  ASSERT_EQ(back.records.size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i)
+    EXPECT_EQ(back.records[i], written[i]) << i << "\n"
+                                           << json::dump(reports::to_json(back.records[i]));
+}
+
+// results.stream: results.json is no longer written, but a document an earlier
+// version wrote (the header's fields, "results" and "summary") still reads.
+TEST_F(Report, AnOldJsonDocumentStillReads) {
+  fs::create_directories(dir_);
+  write_all(dir_ / "results.json",
+            R"({"schema": "simtspec-results/1", "runner": {"name": "old", "version": "1"},
+                "results": [{"id": "a.b", "config_key": "wave=8", "status": "fail", "message": "m",
+                             "source": "; src"}],
+                "summary": {"total": 1}})");
+  auto r = reports::read_results((dir_ / "results.json").string());
+  ASSERT_TRUE(std::holds_alternative<ResultsFile>(r)) << std::get<std::string>(r);
+  const ResultsFile& f = std::get<ResultsFile>(r);
+  EXPECT_EQ(f.runner_name(), "old");
+  ASSERT_EQ(f.records.size(), 1u);
+  EXPECT_EQ(f.records[0].status, reports::Status::fail);
+  EXPECT_EQ(f.records[0].source, "; src");
+  EXPECT_TRUE(f.complete());
+}
+
 TEST_F(Report, IndexHasOneRowPerRecordWithItsStatusClass) {
   ResultsFile f = load("tests/data/results_fail.jsonl");
   ASSERT_EQ(f.records.size(), 7u);
@@ -202,9 +310,15 @@ TEST_F(Report, IndexClauseStatusView) {
   std::string rl = clause_row("xlane.readlane");
   ASSERT_FALSE(rl.empty()) << t;
   EXPECT_NE(rl.find("class=\"failing\""), std::string::npos);
-  EXPECT_NE(rl.find("<td class=\"n st-pass\">1</td><td class=\"n st-fail\">2</td>"),
-            std::string::npos)
+  // results.report.failures: the fail count links to the first failing row citing it.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(rl, m,
+                                std::regex("<td class=\"n st-pass\">1</td><td class=\"n "
+                                           "st-fail\"><a href=\"#([^\"]+)\">2</a></td>")))
       << rl;
+  EXPECT_NE(row("xlane.readlane.broadcast[wave=8,warps=2]").find("id=\"" + m[1].str() + "\""),
+            std::string::npos)
+      << m[1];
   // Failing clauses come before clauses without failures.
   size_t worst = t.find("coverage.html#c-xlane.readlane\"");
   size_t fine = t.find("coverage.html#c-bar.arrive\"");
@@ -218,8 +332,7 @@ TEST_F(Report, TotalsMatchTheRecords) {
   std::string index = page("index.html");
   auto total = [&](const std::string& status) {
     std::smatch m;
-    std::regex re("data-total=\"" + status + "\">(?:<a href=\"#status=" + status +
-                  "\"[^>]*>)?([^<]*)<");
+    std::regex re("data-total=\"" + status + "\">(?:<a href=\"#[^\"]*\"[^>]*>)?([^<]*)<");
     return std::regex_search(index, m, re) ? m[1].str() : std::string("?");
   };
   EXPECT_EQ(total("pass"), "1");
@@ -229,6 +342,18 @@ TEST_F(Report, TotalsMatchTheRecords) {
   EXPECT_EQ(total("xfail"), "1");
   EXPECT_EQ(total("xpass"), "0");
   EXPECT_EQ(total("total"), "7");
+  // results.report.failures: the fail total goes to the first failing row with a
+  // fail (alu.add.wraps, an error, sorts before it), the error total to that row.
+  auto link = [&](const std::string& status) {
+    std::smatch m;
+    std::regex re("data-total=\"" + status + "\"><a href=\"#([^\"]*)\"");
+    return std::regex_search(index, m, re) ? m[1].str() : std::string("?");
+  };
+  EXPECT_NE(row("alu.div.zero_lane").find("id=\"" + link("fail") + "\""), std::string::npos)
+      << link("fail");
+  EXPECT_NE(row("alu.add.wraps").find("id=\"" + link("error") + "\""), std::string::npos)
+      << link("error");
+  EXPECT_EQ(link("unsupported"), "status=unsupported");
   EXPECT_EQ(total("rate"), "16.7%");  // 1 pass of 6 run
   EXPECT_NE(index.find("faulty-cmp 0.3"), std::string::npos);
   EXPECT_NE(index.find("fixture-host"), std::string::npos);
@@ -295,15 +420,17 @@ TEST_F(Report, FailingBufferDetailHighlightsTheElementAndItsLane) {
             std::string::npos);
   // Element 13 = lane 5 of warp 1 at wave 8: the only row marked, with an id to link to.
   EXPECT_EQ(count(d, "id=\"first-diff\""), 1u);
-  EXPECT_NE(d.find("<tr id=\"first-diff\" class=\"diff\"><td>13</td><td class=\"hl\">5</td>"
-                   "<td class=\"hl\">1</td><td>20</td><td>30</td></tr>"),
-            std::string::npos);
+  EXPECT_NE(
+      d.find("<tr id=\"first-diff\" class=\"diff\"><td>13</td><td class=\"hl\">5</td>"
+             "<td class=\"hl\">1</td><td>20</td><td>30</td><td class=\"mark\">&ne;</td></tr>"),
+      std::string::npos);
   EXPECT_NE(d.find("<a href=\"#first-diff\">element 13</a>"), std::string::npos);
   EXPECT_NE(d.find("lane <span class=\"hl\">5</span> of warp <span class=\"hl\">1</span>"),
             std::string::npos);
   // Other elements are plain rows.
-  EXPECT_NE(d.find("<tr><td>12</td><td>4</td><td>1</td><td></td><td>4</td></tr>"),
-            std::string::npos);
+  EXPECT_NE(
+      d.find("<tr><td>12</td><td>4</td><td>1</td><td></td><td>4</td><td class=\"mark\"></td></tr>"),
+      std::string::npos);
   // The outcome row of the buffer is highlighted, the status row is not.
   EXPECT_NE(d.find("<tr class=\"diff\"><th>buffers.out.values</th>"), std::string::npos);
   EXPECT_NE(d.find("<tr><th>status</th>"), std::string::npos);
@@ -312,9 +439,15 @@ TEST_F(Report, FailingBufferDetailHighlightsTheElementAndItsLane) {
   // Trace lines are named as such (not source lines), with their step.
   EXPECT_NE(d.find(">trace line 6</a> (step #5); the source line of each step"), std::string::npos);
   EXPECT_NE(d.find("reference trace (6 lines)"), std::string::npos);
-  EXPECT_NE(
-      d.find("<code class=\"reproduce\">simtspec test suites/xlane/readlane.simt --runner f.toml"),
-      std::string::npos);
+  EXPECT_NE(d.find("<code class=\"reproduce\" id=\"reproduce-cmd\">simtspec test "
+                   "suites/xlane/readlane.simt --runner f.toml"),
+            std::string::npos);
+  // results.report.failures: the command with its copy button (shown by the script)
+  // near the top, before the configuration and the source.
+  EXPECT_NE(d.find("<button type=\"button\" class=\"copy\" data-copy=\"reproduce-cmd\" hidden>"),
+            std::string::npos);
+  EXPECT_LT(d.find("id=\"reproduce\""), d.find("<table class=\"facts\">"));
+  EXPECT_LT(d.find("id=\"reproduce\""), d.find("id=\"source\""));
   // Clauses link to the coverage page.
   EXPECT_NE(d.find("<a href=\"../coverage.html#c-xlane.readlane\">xlane.readlane</a>"),
             std::string::npos);
@@ -325,9 +458,9 @@ TEST_F(Report, FailingBufferDetailHighlightsTheElementAndItsLane) {
 TEST_F(Report, TraceErrorIsShown) {
   ResultsFile f = load("tests/data/results_fail.jsonl");
   for (auto& r : f.records)
-    if (r.find("id")->as_string() == "xlane.readlane.values") {
-      r["trace_error"] = "the re-run with trace = true failed: exited with signal 11";
-      if (r.find("trace")) r["trace"] = json::Array{};
+    if (r.id == "xlane.readlane.values") {
+      r.trace_error = "the re-run with trace = true failed: exited with signal 11";
+      r.trace.clear();
     }
   render({f});
   std::string d = detail_of("xlane.readlane.values");
@@ -342,12 +475,11 @@ TEST_F(Report, TraceErrorIsShown) {
 TEST_F(Report, HostScriptAndHandlerEntriesAreShown) {
   ResultsFile f = load("tests/data/results_fail.jsonl");
   for (auto& r : f.records)
-    if (r.find("id")->as_string() == "xlane.readlane.values") {
-      r["host"] = "[[host]]\nstep = 4\naction = \"interrupt\"\ncore = \"all\"\ncode = 7\n";
-      r["reference_trace"] =
-          json::Array{"#3 w0 pc=3 exec=0xff add v1, v1, 1  ; line 9",
-                      "#4 core 0 enters its handler at pc=8: interrupt code 7, raised by w0",
-                      "#9 w0 leaves the handler of core 0: pc=4 exec=0xff"};
+    if (r.id == "xlane.readlane.values") {
+      r.host = "[[host]]\nstep = 4\naction = \"interrupt\"\ncore = \"all\"\ncode = 7\n";
+      r.reference_trace = {"#3 w0 pc=3 exec=0xff add v1, v1, 1  ; line 9",
+                           "#4 core 0 enters its handler at pc=8: interrupt code 7, raised by w0",
+                           "#9 w0 leaves the handler of core 0: pc=4 exec=0xff"};
     }
   render({f});
   std::string d = detail_of("xlane.readlane.values");
@@ -368,11 +500,15 @@ TEST_F(Report, HostScriptAndHandlerEntriesAreShown) {
 TEST_F(Report, BufferWithExpectedValuesShowsEveryMismatch) {
   render({load("tests/data/results_fail.jsonl")});
   std::string d = detail_of("xlane.readlane.values");
-  EXPECT_NE(d.find("<tr id=\"first-diff\" class=\"diff\"><td>3</td><td class=\"hl\">3</td>"
-                   "<td class=\"hl\">0</td><td>10</td><td>20</td></tr>"),
-            std::string::npos);
-  EXPECT_NE(d.find("<tr><td>2</td><td>2</td><td>0</td><td>2</td><td>2</td></tr>"),
-            std::string::npos);
+  EXPECT_NE(
+      d.find("<tr id=\"first-diff\" class=\"diff\"><td>3</td><td class=\"hl\">3</td>"
+             "<td class=\"hl\">0</td><td>10</td><td>20</td><td class=\"mark\">&ne;</td></tr>"),
+      std::string::npos);
+  EXPECT_NE(
+      d.find("<tr><td>2</td><td>2</td><td>0</td><td>2</td><td>2</td><td class=\"mark\"></td></tr>"),
+      std::string::npos);
+  // results.report.failures: the differing element is marked, the others are not.
+  EXPECT_EQ(count(d, "<td class=\"mark\">&ne;</td>"), 1u) << d;
 }
 
 TEST_F(Report, FieldDifferenceIsHighlighted) {
@@ -393,6 +529,66 @@ TEST_F(Report, ErrorDetailShowsStandardError) {
                    "&quot;heap&quot;\nAborted\n</pre>"),
             std::string::npos);
   EXPECT_NE(d.find("the process died (signal 6) before answering"), std::string::npos);
+  // results.report.failures: standard error comes before the source.
+  ASSERT_NE(d.find("id=\"source\""), std::string::npos);
+  EXPECT_LT(d.find("id=\"stderr\""), d.find("id=\"source\""));
+}
+
+// results.report.failures: a result's message is text in its cell, cut at 200
+// bytes on a character boundary; a pass shows none.
+TEST_F(Report, RowsShowTheirMessageAsText) {
+  ResultsFile f = load("tests/data/results_fail.jsonl");
+  reports::Record& r = f.records[0];
+  r.message = std::string(199, 'm') + "\xc3\xa9 and more";  // é across byte 200
+  render_default({f});
+  std::string cell = row("xlane.readlane.values");
+  EXPECT_NE(cell.find("<div class=\"msg\">"), std::string::npos) << cell;
+  std::string first = row(r.id + (r.config_key.empty() ? "" : "[" + r.config_key + "]"));
+  EXPECT_NE(first.find("<div class=\"msg\">" + std::string(199, 'm') + "\xe2\x80\xa6</div>"),
+            std::string::npos)
+      << first;
+  EXPECT_EQ(row("xlane.readlane.broadcast[wave=8,warps=1]").find("class=\"msg\""),
+            std::string::npos);
+  EXPECT_NE(row("bar.arrive.all").find("class=\"msg\""), std::string::npos);
+}
+
+// results.report.passes: a test none of whose results has a page is one row with
+// its configurations, each status counted and its distinct messages; a test with
+// a page somewhere keeps a row per configuration.
+TEST_F(Report, TestsWithoutPagesAreOneRow) {
+  ResultsFile f = load("tests/data/results_fail.jsonl");
+  reports::Record u = f.records[0];
+  u.id = "many.unsupported";
+  for (int i = 0; i < 6; ++i) {
+    u.config_key = "wave=" + std::to_string(4 << i);
+    bool pass = i < 2;
+    u.status = pass ? reports::Status::pass : reports::Status::unsupported;
+    u.status_name = pass ? "pass" : "unsupported";
+    u.message = pass ? "" : "the runner lacks wave:" + std::to_string(4 << i % 4);
+    f.records.push_back(u);
+  }
+  render_default({f});
+  std::string r = row("many.unsupported");
+  EXPECT_NE(r.find("class=\"summary\" data-n=\"6\""), std::string::npos) << r;
+  EXPECT_NE(r.find("<summary>6 configurations</summary>wave=4, wave=8, wave=16, wave=32, "
+                   "wave=64, wave=128</details>"),
+            std::string::npos)
+      << r;
+  // wave=16 and wave=64 share a message: three distinct ones.
+  EXPECT_NE(r.find("<td class=\"st st-mixed\">pass &times;2 unsupported &times;4<div "
+                   "class=\"msg\">the runner lacks wave:16</div><div class=\"msg\">the runner "
+                   "lacks wave:32</div><div class=\"msg\">the runner lacks wave:4</div></td>"),
+            std::string::npos)
+      << r;
+  EXPECT_EQ(count(page("index.html"), "data-name=\"many.unsupported"), 1u);
+  EXPECT_NE(r.find("data-status=\"pass unsupported\""), std::string::npos);
+  // xlane.readlane.broadcast has a failing configuration: a row each.
+  EXPECT_NE(row("xlane.readlane.broadcast[wave=8,warps=1]"), "");
+  // With every page, every configuration has its row.
+  reports::HtmlOptions all;
+  all.all_pages = true;
+  render_default({f}, all);
+  EXPECT_EQ(count(page("index.html"), "data-name=\"many.unsupported["), 6u);
 }
 
 TEST_F(Report, CoverageMarksUncoveredMachineClausesOnly) {
@@ -439,13 +635,13 @@ TEST_F(Report, CoverageMarksUncoveredMachineClausesOnly) {
 TEST_F(Report, CoverageTellsRunsFromRejections) {
   ResultsFile f = load("tests/data/results_pass.jsonl");
   auto add = [&](const std::string& id, const std::string& status, const std::string& clause) {
-    json::Value rec = f.records.at(0);
-    rec["id"] = id;
-    rec["config_key"] = "";
-    rec["clauses"] = json::Array{json::Value(clause)};
+    reports::Record rec = f.records.at(0);
+    rec.id = id;
+    rec.config_key = "";
+    rec.clauses = {clause};
     json::Value x;
     x["status"] = status;
-    rec["expected"] = x;
+    rec.expected = x;
     f.records.push_back(rec);
   };
   add("valid.pop.rejected", "rejected", "alu.div.zero");
@@ -511,7 +707,7 @@ TEST_F(Report, InvalidUtf8AndControlCharactersAreReplaced) {
   rec["id"] = "odd.bytes";
   rec["status"] = "error";
   rec["stderr"] = std::string("bad \xff\xfe byte, nul \x01 here, ok \xc3\xa9\n");
-  f.records = {rec};
+  f.records = {reports::from_json(rec)};
   render({f});
   std::string d = detail_of("odd.bytes");
   EXPECT_NE(d.find("bad \xef\xbf\xbd\xef\xbf\xbd byte, nul \xef\xbf\xbd here, ok \xc3\xa9\n"),
@@ -538,7 +734,7 @@ TEST_F(Report, FileNamesAreSafeAndDistinct) {
     r["id"] = id;
     r["config_key"] = key;
     r["status"] = "pass";
-    f.records.push_back(r);
+    f.records.push_back(reports::from_json(r));
   }
   render({f});
   std::set<std::string> files;
@@ -585,7 +781,7 @@ TEST_F(Report, MissingOrOddlyTypedFieldsDoNotCrash) {
   f.path = "odd.jsonl";
   f.header = json::Value(json::Array{1, 2});  // not even an object
   auto parse = [](const char* text) { return std::get<json::Value>(json::parse(text)); };
-  f.records = {
+  const std::vector<json::Value> raw = {
       json::Value(),
       parse("{}"),
       parse("[1,2,3]"),
@@ -615,6 +811,7 @@ TEST_F(Report, MissingOrOddlyTypedFieldsDoNotCrash) {
           R"({"id": "odd.field2", "status": "fail", "first_diff": {"kind": "field", "field": "buffer",
                 "expected": {"x": 1}, "actual": null}})"),
   };
+  for (const json::Value& v : raw) f.records.push_back(reports::from_json(v));
   f.summary = json::Value("done");
   render({f});
   std::string index = page("index.html");
@@ -668,10 +865,11 @@ TEST_F(Report, EveryFieldOddlyTypedStillRenders) {
                                   json::Value(json::Array{}),
                                   json::Value(json::Object{}),
                                   json::Value(true)};
-  std::vector<json::Value> records;
+  std::vector<reports::Record> records;
   for (const auto& rec : f.records)
     mutations(
-        rec, odd, 4, [&](json::Value m) { records.push_back(std::move(m)); },
+        reports::to_json(rec), odd, 4,
+        [&](json::Value m) { records.push_back(reports::from_json(m)); },
         [](json::Value x) { return x; });
   ASSERT_GT(records.size(), 1000u);
   f.records = std::move(records);
@@ -691,7 +889,7 @@ TEST_F(Report, LargeBufferShowsAWindowAroundTheDifference) {
   rec["actual"]["buffers"]["out"]["values"] = vals;
   rec["first_diff"] = std::get<json::Value>(json::parse(
       R"({"kind": "buffer", "buffer": "out", "index": 70000, "expected": 1, "actual": 70000, "lane": 48, "warp": 1093})"));
-  f.records = {rec};
+  f.records = {reports::from_json(rec)};
   render({f});
   std::string d = detail_of("big.buffer");
   EXPECT_NE(d.find("<tr id=\"first-diff\" class=\"diff\"><td>70000</td><td class=\"hl\">48</td>"
@@ -721,9 +919,9 @@ TEST_F(Report, ThreeThousandConfigurationsRenderQuickly) {
   ResultsFile f = base;
   f.records.clear();
   for (int i = 0; i < 3000; ++i) {
-    json::Value r = base.records[static_cast<size_t>(i) % base.records.size()];
-    r["id"] = "gen.t" + std::to_string(i / 6);
-    r["config_key"] = "wave=" + std::to_string(8 << (i % 6));
+    reports::Record r = base.records[static_cast<size_t>(i) % base.records.size()];
+    r.id = "gen.t" + std::to_string(i / 6);
+    r.config_key = "wave=" + std::to_string(8 << (i % 6));
     f.records.push_back(std::move(r));
   }
   rusage u0{}, u1{};
@@ -739,6 +937,163 @@ TEST_F(Report, ThreeThousandConfigurationsRenderQuickly) {
               sys_ms);
   EXPECT_LT(user_ms, 5000.0);
   EXPECT_EQ(count(page("index.html"), "<tr data-name="), 3007u);
+}
+
+// results.report.interop: with several results files, a grid of tests x files,
+// each cell passed / run configurations, coloured, linking to the test's row.
+TEST_F(Report, InteropGridCountsPassedAndRunPerTest) {
+  render_default({load("tests/data/results_pass.jsonl"), load("tests/data/results_fail.jsonl")});
+  std::string index = page("index.html");
+  ASSERT_NE(index.find("<h2 id=\"interop\">"), std::string::npos);
+  auto cell_row = [&](const std::string& id) {
+    size_t at = index.find(">" + id + "</a></th>", index.find("<table class=\"interop\">"));
+    if (at == std::string::npos) return std::string();
+    size_t start = index.rfind("<tr>", at);
+    return index.substr(start, index.find("</tr>", at) - start);
+  };
+  // broadcast: both configurations pass on the reference, 1 of 2 on faulty-cmp.
+  std::string b = cell_row("xlane.readlane.broadcast");
+  EXPECT_NE(b.find("<td class=\"n g-all\">2 / 2</td><td class=\"n g-some\">1 / 2</td>"),
+            std::string::npos)
+      << b;
+  // The test's link goes to its first row.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(b, m, std::regex("<a href=\"#([^\"]+)\">")));
+  EXPECT_NE(index.find("<tr data-name=\"xlane.readlane.broadcast["), std::string::npos);
+  EXPECT_NE(index.find("id=\"" + m[1].str() + "\""), std::string::npos);
+  // Not in the first file, and only unsupported in the second: none / nothing run.
+  EXPECT_NE(cell_row("bar.arrive.all")
+                .find("<td class=\"n g-none\">&mdash;</td><td class=\"n "
+                      "g-unrun\">0 / 0</td>"),
+            std::string::npos)
+      << cell_row("bar.arrive.all");
+  EXPECT_NE(cell_row("alu.add.wraps").find("g-zero\">0 / 1</td>"), std::string::npos);
+  // One results file: no grid.
+  render_default({load("tests/data/results_fail.jsonl")});
+  EXPECT_EQ(page("index.html").find("id=\"interop\""), std::string::npos);
+}
+
+// results.report.history: a history page per implementation with its pass rate
+// and share run drawn as SVG (a point per run), a table of runs, and a strip of
+// statuses per configuration in the index rows and on failing pages.
+TEST_F(Report, HistoryPagesAndStrips) {
+  reports::History hist;
+  const char* statuses[] = {"pass", "pass", "fail", "pass", "fail"};
+  for (int i = 0; i < 5; ++i) {
+    reports::RunInfo r;
+    r.id = 10 + i;
+    r.kind = "test";
+    r.state = i == 3 ? "interrupted" : "complete";
+    r.impl_name = "faulty-cmp";
+    r.impl_version = "0.3";
+    r.started = "2026-11-2" + std::to_string(i) + "T10:00:00Z";
+    r.counts = {{"pass", 6u - (i % 2)}, {"fail", 1u + (i % 2)}, {"unsupported", 1}};
+    r.run = 7;
+    r.selected = 8;
+    hist.runs.push_back(r);
+    hist.results.push_back({r.id, "xlane.readlane.broadcast", "wave=8,warps=2", statuses[i], ""});
+  }
+  // A run of another implementation: a page of its own, no strip squares here.
+  reports::RunInfo other;
+  other.id = 99;
+  other.impl_name = "reference";
+  other.run = other.selected = 4;
+  other.counts = {{"pass", 4}};
+  hist.runs.push_back(other);
+  hist.results.push_back({99, "xlane.readlane.broadcast", "wave=8,warps=2", "pass", ""});
+  reports::HtmlOptions o;
+  o.history = &hist;
+  render_default({load("tests/data/results_fail.jsonl")}, o);
+  std::vector<std::string> pages;
+  for (const auto& e : fs::directory_iterator(dir_))
+    if (e.path().filename().string().rfind("history-", 0) == 0)
+      pages.push_back(e.path().filename());
+  ASSERT_EQ(pages.size(), 2u);
+  std::string index = page("index.html");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(index, m, std::regex("<a href=\"(history-faulty-cmp[^\"]*)\">")));
+  std::string hp = page(m[1].str());
+  EXPECT_NE(hp.find("<svg class=\"chart\""), std::string::npos);
+  EXPECT_EQ(count(hp, "<circle class=\"pt-rate\""), 5u);
+  EXPECT_EQ(count(hp, "<circle class=\"pt-share\""), 5u);
+  EXPECT_EQ(count(hp, "<tr id=\"run-"), 5u);
+  // Run 11: 5 of 7 run passed; 7 of 8 selected ran.
+  EXPECT_NE(hp.find("run 11 (2026-11-21T10:00:00Z): pass rate 71.4%"), std::string::npos);
+  EXPECT_NE(hp.find("run 11 (2026-11-21T10:00:00Z): share run 87.5%"), std::string::npos);
+  EXPECT_NE(hp.find("<td class=\"warn\">interrupted</td>"), std::string::npos);
+  EXPECT_EQ(hp.find("<script"), std::string::npos);  // no JavaScript
+  // The strip: five squares, oldest first, in the row and on the failing page.
+  std::string r = row("xlane.readlane.broadcast[wave=8,warps=2]");
+  EXPECT_NE(r.find("<span class=\"strip\" title=\"the last 5 runs, oldest first\"><i "
+                   "class=\"st-pass\"></i><i class=\"st-pass\"></i><i class=\"st-fail\"></i><i "
+                   "class=\"st-pass\"></i><i class=\"st-fail\"></i></span>"),
+            std::string::npos)
+      << r;
+  // A configuration with no results in the history: empty squares.
+  EXPECT_EQ(count(row("xlane.readlane.values"), "<i class=\"st-missing\"></i>"), 5u);
+  std::string d = detail_of("xlane.readlane.broadcast[wave=8,warps=2]");
+  EXPECT_NE(d.find("<i class=\"st-fail\" title=\"run 14 (2026-11-24T10:00:00Z): fail\"></i>"),
+            std::string::npos);
+  EXPECT_NE(d.find("<a href=\"../" + m[1].str() + "\">all runs</a>"), std::string::npos);
+  // At most the last 20 runs.
+  for (int i = 0; i < 30; ++i) {
+    reports::RunInfo r2 = hist.runs[0];
+    r2.id = 100 + i;
+    hist.runs.insert(hist.runs.begin(), r2);  // older
+  }
+  render_default({load("tests/data/results_fail.jsonl")}, o);
+  std::string r3 = row("xlane.readlane.broadcast[wave=8,warps=2]");
+  EXPECT_NE(r3.find("title=\"the last 20 runs"), std::string::npos);
+  size_t strip = r3.find("<span class=\"strip\"");
+  EXPECT_EQ(count(r3.substr(strip, r3.find("</span>", strip) - strip), "<i "), 20u);
+}
+
+// results.record as a type (record.h): every status of the enum is in the table
+// once, in report order; a record written with to_json() reads back equal, and
+// from_json() of the fixture records gives their fields, typed.
+TEST(Record, StatusTableAndRoundTrip) {
+  using reports::Status;
+  for (size_t i = 0; i < reports::kStatusTable.size(); ++i) {
+    EXPECT_EQ(static_cast<size_t>(reports::kStatusTable[i].status), i);
+    EXPECT_EQ(reports::parse_status(reports::kStatusTable[i].name),
+              reports::kStatusTable[i].status);
+    EXPECT_EQ(reports::kStatuses[i], reports::kStatusTable[i].name);
+  }
+  EXPECT_EQ(reports::parse_status("flaky"), Status::flaky);
+  EXPECT_FALSE(reports::parse_status("passed"));
+  auto rf = reports::read_results(test::source_path("tests/data/results_fail.jsonl"));
+  ASSERT_TRUE(std::holds_alternative<ResultsFile>(rf));
+  for (const reports::Record& r : std::get<ResultsFile>(rf).records) {
+    EXPECT_FALSE(r.id.empty());
+    ASSERT_TRUE(r.status.has_value());
+    EXPECT_EQ(r.status_name, reports::info(*r.status).name);
+    EXPECT_EQ(reports::from_json(reports::to_json(r)), r) << json::dump(reports::to_json(r));
+  }
+  reports::Record r = std::get<ResultsFile>(rf).records[0];
+  EXPECT_EQ(r.status, Status::fail);
+  EXPECT_TRUE(r.failing());
+  EXPECT_FALSE(r.reference_trace.empty());
+  // Lenient reading: wrong types are absent, an unknown status keeps its name.
+  reports::Record odd = reports::from_json(std::get<json::Value>(json::parse(
+      R"({"id": 5, "status": "weird", "checks": "many", "clauses": ["a", 1], "config": [1]})")));
+  EXPECT_EQ(odd.id, "");
+  EXPECT_FALSE(odd.status.has_value());
+  EXPECT_EQ(odd.status_name, "weird");
+  EXPECT_FALSE(odd.checks.has_value());
+  EXPECT_EQ(odd.clauses, std::vector<std::string>{"a"});
+  EXPECT_TRUE(odd.config.is_null());
+  // Every test field (results.test) is a field of the record as written.
+  reports::Record full = r;
+  full.host = "[[host]]";
+  full.preemptions.push_back({int64_t{3}, json::Value("all"), "A", ""});
+  full.restore_bytes = 64;
+  full.source = "; source";
+  json::Value written = reports::to_json(full);
+  for (std::string_view name : reports::kTestFields) EXPECT_NE(written.find(name), nullptr) << name;
+  EXPECT_EQ(reports::from_json(written), full);
+  // A typed status wins over a stale name when written.
+  r.status = Status::flaky;
+  EXPECT_EQ(json::dump(*reports::to_json(r).find("status")), "\"flaky\"");
 }
 
 }  // namespace

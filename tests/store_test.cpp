@@ -303,6 +303,8 @@ TEST_F(StoreTest, RecordsRoundTrip) {
   EXPECT_EQ(s.history_of("impl").runs.size(), 1u);
   EXPECT_EQ(s.history_of("impl").results.size(), 5u);
   EXPECT_EQ(s.history_of("other").runs.size(), 0u);
+  EXPECT_EQ(s.history_of("impl", 0).runs.size(), 1u);  // every run, results of none
+  EXPECT_EQ(s.history_of("impl", 0).results.size(), 0u);
   EXPECT_FALSE(s.run(id + 1));
 }
 

@@ -222,8 +222,8 @@ void expect_lints(const harness::Suite& suite) {
 harness::Summary run_suite(runners::Runner& runner, const harness::Suite& suite,
                            const std::function<void(const json::Value&)>& each) {
   harness::Options o;
-  return harness::run(runner, suite, harness::select(suite, o), o, [&](const json::Value& r) {
-    if (each) each(r);
+  return harness::run(runner, suite, harness::select(suite, o), o, [&](const reports::Record& r) {
+    if (each) each(reports::to_json(r));
   });
 }
 

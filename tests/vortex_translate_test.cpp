@@ -900,7 +900,8 @@ TEST(VortexRunner, TheCertificationFiguresAreThoseOfThisSuite) {
   const auto cases = harness::select(suite, o);
   auto runner = vortex_runner();
   ASSERT_TRUE(runner);
-  const harness::Summary sum = harness::run(*runner, suite, cases, o, [](const json::Value&) {});
+  const harness::Summary sum =
+      harness::run(*runner, suite, cases, o, [](const reports::Record&) {});
   runner->shutdown();
   auto n = [&](const char* k) { return reports::thousands(reports::count_of(sum.counts, k)); };
   const std::string want = "runs " + reports::thousands(sum.run()) + " of the " +

@@ -275,7 +275,7 @@ Certified certify(const runners::ProcessSpec& spec) {
   const harness::Options& o = w.options;
   auto runner = runners::make_process_runner(spec);
   Certified c;
-  c.sum = harness::run(*runner, suite, cases, o, [](const json::Value&) {});
+  c.sum = harness::run(*runner, suite, cases, o, [](const reports::Record&) {});
   runner->shutdown();
   auto n = [&](const char* k) { return reports::thousands(reports::count_of(c.sum.counts, k)); };
   const std::string th_configs = reports::thousands(cases.size());
@@ -336,7 +336,8 @@ std::set<std::string> passing_at(const runners::ProcessSpec& spec, uint32_t wave
       cases, [&](const harness::Case& c) { return c.settings.wave && *c.settings.wave != wave; });
   std::set<std::string> keys;
   auto runner = runners::make_process_runner(spec);
-  harness::run(*runner, suite, cases, o, [&](const json::Value& r) {
+  harness::run(*runner, suite, cases, o, [&](const reports::Record& rec) {
+    const json::Value r = reports::to_json(rec);
     const json::Value* config = r.find("config");
     const json::Value* status = r.find("status");
     if (!config || !status || status->as_string() != "pass") return;

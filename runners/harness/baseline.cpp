@@ -187,15 +187,10 @@ Comparison compare(const Baseline& b, const std::vector<reports::ResultRow>& cur
   return c;
 }
 
-std::vector<reports::ResultRow> rows_of(const std::vector<json::Value>& records) {
-  auto str = [](const json::Value& v, const char* key) {
-    const json::Value* x = v.find(key);
-    return x && x->is_string() ? x->as_string() : std::string();
-  };
+std::vector<reports::ResultRow> rows_of(const std::vector<reports::Record>& records) {
   std::vector<reports::ResultRow> rows;
   rows.reserve(records.size());
-  for (const auto& r : records)
-    rows.push_back({0, str(r, "id"), str(r, "config_key"), str(r, "status"), str(r, "message")});
+  for (const auto& r : records) rows.push_back({0, r.id, r.config_key, r.status_name, r.message});
   return rows;
 }
 
@@ -276,31 +271,25 @@ std::string baseline_console(const Comparison& c) {
   return o;
 }
 
-void apply_reruns(json::Value& first, const std::vector<json::Value>& reruns) {
+void apply_reruns(reports::Record& first, const std::vector<reports::Record>& reruns) {
   if (reruns.empty()) return;
-  auto str = [](const json::Value& v, const char* key) {
-    const json::Value* x = v.find(key);
-    return x && x->is_string() ? x->as_string() : std::string();
-  };
-  const std::string status = str(first, "status");
-  const std::string message = str(first, "message");
+  const std::string status = first.status_name;
+  const std::string message = first.message;
   bool agree = true;
-  json::Array seen;
   std::string list = status;
+  first.reruns.clear();
   for (const auto& r : reruns) {
-    const std::string st = str(r, "status");
-    agree = agree && st == status && (status != "fail" || str(r, "message") == message);
-    seen.emplace_back(st);
-    list += ", " + st;
+    agree = agree && r.status_name == status && (status != "fail" || r.message == message);
+    first.reruns.push_back(r.status_name);
+    list += ", " + r.status_name;
   }
-  first["reruns"] = std::move(seen);
   const std::string runs = std::to_string(reruns.size() + 1);
   if (agree) {
-    first["message"] = status + " in " + runs + " of " + runs + " runs: " + message;
+    first.message = status + " in " + runs + " of " + runs + " runs: " + message;
     return;
   }
-  first["status"] = "flaky";
-  first["message"] = "flaky: " + list + "; the first run: " + message;
+  first.set_status(reports::Status::flaky);
+  first.message = "flaky: " + list + "; the first run: " + message;
 }
 
 }  // namespace simt::harness

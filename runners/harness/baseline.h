@@ -17,6 +17,7 @@
 
 #include "history.h"
 #include "json.h"
+#include "record.h"
 
 namespace simt::harness {
 
@@ -99,7 +100,7 @@ struct Comparison {
 Comparison compare(const Baseline& b, const std::vector<reports::ResultRow>& current);
 
 // The rows of result records (results.record): id, config_key, status, message.
-std::vector<reports::ResultRow> rows_of(const std::vector<json::Value>& records);
+std::vector<reports::ResultRow> rows_of(const std::vector<reports::Record>& records);
 
 // results.baseline.summaries: baseline.csv and baseline.junit.xml.
 std::string baseline_csv(const Comparison& c);
@@ -115,7 +116,7 @@ std::string csv_field(const std::string& s);
 // for `fail` its message, differs from the first's; otherwise the status stays
 // and the message says how many runs gave it. Records the reruns' statuses in
 // `reruns`. No reruns (all cut short): `first` is left as it is.
-void apply_reruns(json::Value& first, const std::vector<json::Value>& reruns);
+void apply_reruns(reports::Record& first, const std::vector<reports::Record>& reruns);
 
 // `simtspec test --rerun-failures` takes 0 to this.
 inline constexpr uint32_t kMaxReruns = 10;

@@ -127,8 +127,8 @@ size_t Summary::run() const {
 
 bool Summary::ok() const {
   if (interrupted) return false;
-  for (std::string_view s : reports::kBadStatuses)
-    if (reports::count_of(counts, s)) return false;
+  for (const auto& s : reports::kStatusTable)
+    if (s.failing && reports::count_of(counts, s.name) > 0) return false;
   return true;
 }
 
@@ -145,6 +145,8 @@ json::Value Summary::to_json() const {
 
 namespace {
 
+using reports::Record;
+using reports::Status;
 using runners::shell_quote;
 
 // What the reference knows about a configuration before anything runs.
@@ -254,55 +256,50 @@ json::Value record_result(const RunResult& r) {
   return v;
 }
 
-json::Value base_record(const TestFile& t, const Settings& s) {
-  json::Value r;
-  r["id"] = t.id;
-  r["title"] = t.title;
-  r["file"] = t.path;
-  r["config_key"] = s.key();
-  json::Array cl, fe;
-  for (const auto& c : t.clauses) cl.emplace_back(c);
-  for (const auto& f : t.features) fe.emplace_back(f);
-  r["clauses"] = cl;
-  r["features"] = fe;
+Record base_record(const TestFile& t, const Settings& s) {
+  Record r;
+  r.id = t.id;
+  r.title = t.title;
+  r.file = t.path;
+  r.config_key = s.key();
+  r.clauses.assign(t.clauses.begin(), t.clauses.end());
+  r.features.assign(t.features.begin(), t.features.end());
   return r;
 }
 
-json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
+Record run_case(runners::Runner& runner, const Case& c, const Options& o) {
   auto t0 = std::chrono::steady_clock::now();
   const TestFile& t = *c.test;
-  json::Value rec = base_record(t, c.settings);
+  Record rec = base_record(t, c.settings);
   Prepared p = prepare(c, o);
-  rec["config"] = p.config.to_json();
-  rec["expected"] = t.expect.raw;
-  rec["source"] = t.source;
-  if (!t.host.empty()) rec["host"] = host::host_to_toml(t.host);  // trap.host.toml
+  rec.config = p.config.to_json();
+  rec.expected = t.expect.raw;
+  rec.source = t.source;
+  if (!t.host.empty()) rec.host = host::host_to_toml(t.host);  // trap.host.toml
   // results.record `preemptions`: the host script's preemption points (preempt.request).
-  json::Array pre;
   for (const auto& h : t.host) {
     if (h.kind != syntax::HostKind::Preempt) continue;
-    json::Value e;
-    e["step"] = h.step;
-    e["core"] = h.core == syntax::kAllCores ? json::Value("all") : json::Value(int64_t{h.core});
-    e["flow"] = h.flow == syntax::PreemptFlow::A ? "A" : "B";
-    if (!h.intruder.empty()) e["intruder"] = h.intruder;
-    pre.push_back(std::move(e));
+    reports::Preemption e;
+    e.step = static_cast<int64_t>(h.step);
+    e.core = h.core == syntax::kAllCores ? json::Value("all") : json::Value(int64_t{h.core});
+    e.flow = h.flow == syntax::PreemptFlow::A ? "A" : "B";
+    e.intruder = h.intruder;
+    rec.preemptions.push_back(std::move(e));
   }
-  if (!pre.empty()) rec["preemptions"] = std::move(pre);
-  if (t.restore) rec["restore_bytes"] = t.restore->size;  // format.restore
-  auto finish = [&](const std::string& status, const std::string& message) {
+  if (t.restore) rec.restore_bytes = static_cast<int64_t>(t.restore->size);  // format.restore
+  auto finish = [&](Status status, const std::string& message) {
     bool xf = matches_xfail(runner.xfail(), t.id, c.settings.key());
-    std::string st = status;
+    Status st = status;
     std::string msg = message;
-    if (xf && status == "fail") st = "xfail";
-    if (xf && status == "pass") {
-      st = "xpass";
+    if (xf && status == Status::fail) st = Status::xfail;
+    if (xf && status == Status::pass) {
+      st = Status::xpass;
       msg = "passed, but the runner lists it as an expected failure";
     }
-    rec["status"] = st;
-    if (!msg.empty()) rec["message"] = msg;
-    rec["reproduce"] = reproduce(c, o, runner.is_reference());
-    rec["duration_ms"] =
+    rec.set_status(st);
+    rec.message = msg;
+    rec.reproduce = reproduce(c, o, runner.is_reference());
+    rec.duration_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return rec;
   };
@@ -311,8 +308,8 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
   if (own_scheduler)
     std::erase_if(p.needs, [](const std::string& n) { return n.rfind("policy:", 0) == 0; });
   if (auto miss = runner.capabilities().missing(p.needs)) {
-    rec["checks"] = 0;
-    return finish("unsupported", "the runner lacks " + *miss);
+    rec.checks = 0;
+    return finish(Status::unsupported, "the runner lacks " + *miss);
   }
   runners::RunRequest req;
   req.program = t.source;
@@ -329,30 +326,30 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
               (preempts && exact_images && o.differential && !runner.is_reference());
   if (t.restore) req.restore = t.restore->bytes();
   if (own_scheduler) {
-    rec["config"]["policy"] = "own";
+    rec.config["policy"] = "own";
     PolicyCheck pc = policy_dependence(req, p.layout, o.timeout);
     if (!pc.error.empty()) {
-      rec["checks"] = 0;
-      return finish("error", pc.error);
+      rec.checks = 0;
+      return finish(Status::error, pc.error);
     }
     if (!pc.depends.empty()) {
-      rec["checks"] = 0;
-      return finish("unsupported",
+      rec.checks = 0;
+      return finish(Status::unsupported,
                     pc.depends + "; the runner schedules warps itself (own_scheduler)");
     }
   }
   RunResult actual = runner.run(req);
-  if (!actual.stderr_text.empty()) rec["stderr"] = actual.stderr_text.substr(0, 16384);
+  rec.stderr_text = actual.stderr_text.substr(0, 16384);
   if (actual.kind == RunResult::Kind::Unsupported) {  // runner.harness
-    rec["checks"] = 0;
-    return finish("unsupported", "the implementation: " + actual.message);
+    rec.checks = 0;
+    return finish(Status::unsupported, "the implementation: " + actual.message);
   }
   if (actual.kind == RunResult::Kind::Error) {
-    rec["checks"] = 0;
-    rec["actual"] = record_result(actual);
-    return finish("error", actual.message);
+    rec.checks = 0;
+    rec.actual = record_result(actual);
+    return finish(Status::error, actual.message);
   }
-  rec["actual"] = record_result(actual);
+  rec.actual = record_result(actual);
   Verdict v = check_expectation(t.expect, actual, p.layout);
   size_t checks = v.checks;
   if (o.differential && !runner.is_reference()) {
@@ -360,10 +357,10 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
     // reference's outcome, a configuration failing its expectation included.
     RunResult ref = runners::run_reference_within(req, o.timeout);
     if (ref.kind == RunResult::Kind::Error) {
-      rec["checks"] = 0;
-      return finish("error", "the reference could not run it: " + ref.message);
+      rec.checks = 0;
+      return finish(Status::error, "the reference could not run it: " + ref.message);
     }
-    rec["reference"] = record_result(ref);
+    rec.reference = record_result(ref);
     if (v.ok) {
       Verdict d = compare_with_reference(ref, actual, p.layout);
       checks += d.checks;
@@ -387,9 +384,10 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
         from.restore = side == 0 ? *actual.image : *ref.image;
         RunResult r = side == 0 ? runners::run_reference_within(from, o.timeout) : runner.run(from);
         if (r.kind == RunResult::Kind::Error) {
-          rec["checks"] = 0;
-          return finish("error", std::string(side == 0 ? "the reference" : "the implementation") +
-                                     " could not run from the other's image: " + r.message);
+          rec.checks = 0;
+          return finish(Status::error,
+                        std::string(side == 0 ? "the reference" : "the implementation") +
+                            " could not run from the other's image: " + r.message);
         }
         Verdict x = compare_with_reference(ref, r, p.layout);
         checks += x.checks;
@@ -403,56 +401,48 @@ json::Value run_case(runners::Runner& runner, const Case& c, const Options& o) {
       }
     }
   }
-  rec["checks"] = static_cast<uint64_t>(checks);
+  rec.checks = static_cast<int64_t>(checks);
   if (!v.ok) {
-    if (!v.first_diff.is_null()) rec["first_diff"] = v.first_diff;
+    rec.first_diff = v.first_diff;
     // Traces of the failing configuration: the reference's, and the runner's if it can.
     runners::RunRequest traced = req;
     traced.trace = true;
     RunResult ref_t = runners::run_reference_within(traced, o.timeout);
-    json::Array tr;
-    for (const auto& l : ref_t.trace) tr.emplace_back(l);
-    rec["reference_trace"] = tr;
+    rec.reference_trace = ref_t.trace;
     if (!runner.is_reference() && runner.capabilities().extras.count("trace")) {
       // results.record `trace_error`: a traced re-run that fails, or answers without
       // a trace, is reported, not silently dropped.
       RunResult mine = runner.run(traced);
-      json::Array rt;
-      for (const auto& l : mine.trace) rt.emplace_back(l);
-      rec["trace"] = rt;
+      rec.trace = mine.trace;
       if (mine.kind == RunResult::Kind::Error) {
         std::string e = "the re-run with trace = true failed: " + mine.message;
         if (!mine.stderr_text.empty()) e += "\n" + mine.stderr_text.substr(0, 4096);
-        rec["trace_error"] = e;
+        rec.trace_error = e;
       } else if (mine.trace.empty()) {
-        rec["trace_error"] =
+        rec.trace_error =
             "the re-run with trace = true answered without a trace (the runner declares the "
             "trace capability)";
       }
     } else if (runner.is_reference()) {
-      rec["trace"] = tr;
+      rec.trace = rec.reference_trace;
     }
-    return finish("fail", v.message);
+    return finish(Status::fail, v.message);
   }
   // format.expect.nonempty: the status always counts as a check, so what can be
   // vacuous is a buffer expectation (`each` over an empty buffer).
-  if (!v.vacuous.empty()) return finish("error", v.vacuous + " (format.expect.nonempty)");
-  return finish("pass", "");
+  if (!v.vacuous.empty()) return finish(Status::error, v.vacuous + " (format.expect.nonempty)");
+  return finish(Status::pass, "");
 }
 
-json::Value bad_file_record(const std::string& path, const std::vector<FormatError>& errs) {
-  json::Value rec;
-  rec["id"] = path;
-  rec["title"] = "malformed test file";
-  rec["file"] = path;
-  rec["config_key"] = "";
-  rec["clauses"] = json::Array{};
-  rec["features"] = json::Array{};
-  rec["status"] = "error";
-  std::string msg;
-  for (const auto& e : errs) msg += path + ":" + std::to_string(e.line) + ": " + e.message + "\n";
-  rec["message"] = msg;
-  rec["checks"] = 0;
+Record bad_file_record(const std::string& path, const std::vector<FormatError>& errs) {
+  Record rec;
+  rec.id = path;
+  rec.title = "malformed test file";
+  rec.file = path;
+  rec.set_status(Status::error);
+  for (const auto& e : errs)
+    rec.message += path + ":" + std::to_string(e.line) + ": " + e.message + "\n";
+  rec.checks = 0;
   return rec;
 }
 
@@ -462,10 +452,10 @@ Summary run(runners::Runner& runner, const Suite& suite, const std::vector<Case>
             const Options& o, const ResultSink& sink) {
   Summary sum;
   std::mutex mu;
-  auto emit = [&](const json::Value& rec) {
+  auto emit = [&](const Record& rec) {
     std::lock_guard<std::mutex> g(mu);
     ++sum.total;
-    ++sum.counts[rec.find("status")->as_string()];
+    ++sum.counts[rec.status_name];
     sink(rec);
   };
   std::vector<const std::string*> bad;
@@ -477,35 +467,32 @@ Summary run(runners::Runner& runner, const Suite& suite, const std::vector<Case>
   const std::atomic<bool>& stop = runners::interrupt_flag();
   std::atomic<size_t> next{0};
   auto guarded = [&](const Case& c) {
-    json::Value rec;
+    Record rec;
     try {
       rec = run_case(runner, c, o);
     } catch (const std::exception& e) {
       rec = base_record(*c.test, c.settings);
-      rec["status"] = "error";
-      rec["message"] = std::string("harness error: ") + e.what();
-      rec["checks"] = 0;
+      rec.set_status(Status::error);
+      rec.message = std::string("harness error: ") + e.what();
+      rec.checks = 0;
     }
     return rec;
   };
   // results.interrupted: a run the interrupt cut short says nothing about the
   // implementation; it is left out, as if it had not started.
-  auto cut_short = [&](const json::Value& rec) {
-    if (!stop.load()) return false;
-    const json::Value* m = rec.find("message");
-    return rec.find("status")->as_string() == "error" && m && m->is_string() &&
-           m->as_string().find(runners::kInterrupted) != std::string::npos;
+  auto cut_short = [&](const Record& rec) {
+    return stop.load() && rec.status == Status::error &&
+           rec.message.find(runners::kInterrupted) != std::string::npos;
   };
   auto worker = [&] {
     for (size_t i; !stop.load() && (i = next.fetch_add(1)) < cases.size();) {
-      json::Value rec = guarded(cases[i]);
+      Record rec = guarded(cases[i]);
       if (cut_short(rec)) continue;
       // results.rerun: the reruns the interrupt cut short are not counted.
-      const std::string& st = rec.find("status")->as_string();
-      if (o.reruns > 0 && (o.rerun_if ? o.rerun_if(rec) : reports::is_bad_status(st))) {
-        std::vector<json::Value> again;
+      if (o.reruns > 0 && (o.rerun_if ? o.rerun_if(rec) : rec.failing())) {
+        std::vector<Record> again;
         for (uint32_t k = 0; k < o.reruns && !stop.load(); ++k) {
-          json::Value r = guarded(cases[i]);
+          Record r = guarded(cases[i]);
           if (!cut_short(r)) again.push_back(std::move(r));
         }
         apply_reruns(rec, again);

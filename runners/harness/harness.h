@@ -12,6 +12,7 @@
 #include "format.h"
 #include "html.h"
 #include "json.h"
+#include "record.h"
 #include "runner.h"
 
 namespace simt::harness {
@@ -51,7 +52,7 @@ struct Options {
   // reports::is_bad_status) runs `reruns` more times and is classified by
   // apply_reruns (baseline.h) before it is emitted.
   uint32_t reruns = 0;
-  std::function<bool(const json::Value& record)> rerun_if;
+  std::function<bool(const reports::Record& record)> rerun_if;
 };
 
 struct Case {
@@ -69,13 +70,15 @@ struct Summary {
   size_t selected = 0;       // results the run was to emit (malformed files and configurations)
   bool interrupted = false;  // results.interrupted: stopped by interrupt_flag()
   size_t run() const;        // results.share: every status but unsupported
-  bool ok() const;           // no bad status (reports::kBadStatuses), and not interrupted
+  bool ok() const;  // no bad status (results.status.bad: the status table), not interrupted
   // results.stream: the summary line's object: `total`, `selected`, `run`, each
   // status, and `interrupted` when the run was interrupted.
   json::Value to_json() const;
 };
 
-using ResultSink = std::function<void(const json::Value& record)>;
+// results.record: the harness builds typed records (reports/record.h);
+// reports::to_json() gives the record as results.jsonl holds it.
+using ResultSink = std::function<void(const reports::Record& record)>;
 
 // Runs the cases (with `jobs` threads); calls `sink` once per result, from one
 // thread at a time, in completion order. Records for malformed files are emitted

@@ -8,6 +8,7 @@
 
 #include "fuzz.h"
 #include "history.h"
+#include "record.h"
 #include "store.h"
 
 namespace simt::cli {
@@ -20,8 +21,15 @@ class Recording {
   // Records the run as `running`; fills in host, pid and simtspec_version.
   void begin(reports::RunInfo info);
   void add(const json::Value& record);
+  void add(const reports::Record& record) { add(reports::to_json(record)); }
   void finish(const json::Value& summary, const std::string& state);
   bool on() const { return store_.has_value() && run_ != 0; }
+  // results.report.history: the runs of `impl` in the store, for the report;
+  // nullopt when nothing is recorded.
+  std::optional<reports::History> history(const std::string& impl) const {
+    if (!on()) return std::nullopt;
+    return store_->history_of(impl);
+  }
 
  private:
   void check();

@@ -1,0 +1,106 @@
+// The results record (spec/results.md, results.record) as a type: what the
+// report, the JUnit writer and the other readers of results use instead of
+// looking fields up by name in JSON. to_json() and from_json() are the one place
+// that knows the field names. Outcomes (`expected`, `actual`, `reference`,
+// `first_diff`) and the configuration stay JSON: the runner protocol and the test
+// format define them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "json.h"
+
+namespace simt::reports {
+
+// results.record `status`: every status, in report order, with what the report
+// and JUnit do with it. One table: the names, the order and these columns come
+// from here only.
+enum class Status : uint8_t { pass, fail, unsupported, error, xfail, xpass, flaky };
+
+enum class JunitKind : uint8_t { passed, failure, error, skipped };
+
+struct StatusInfo {
+  Status status;
+  std::string_view name;
+  bool failing;  // results.status.bad: rows with it come first; the run is not ok
+  bool page;     // results.report.pages: gets a page by default
+  JunitKind junit;
+};
+
+inline constexpr std::array<StatusInfo, 7> kStatusTable{{
+    {Status::pass, "pass", false, false, JunitKind::passed},
+    {Status::fail, "fail", true, true, JunitKind::failure},
+    {Status::unsupported, "unsupported", false, false, JunitKind::skipped},
+    {Status::error, "error", true, true, JunitKind::error},
+    {Status::xfail, "xfail", false, false, JunitKind::skipped},
+    {Status::xpass, "xpass", true, true, JunitKind::failure},
+    // results.rerun: its reruns disagreed (`--rerun-failures`); a bad status
+    // (results.status.bad) unless a baseline's known flake excuses it, a JUnit
+    // failure of type `flaky`.
+    {Status::flaky, "flaky", true, true, JunitKind::failure},
+}};
+
+const StatusInfo& info(Status s);
+std::optional<Status> parse_status(std::string_view name);
+
+// results.record `preemptions`: one preemption point of the host script.
+struct Preemption {
+  std::optional<int64_t> step;
+  json::Value core;  // a core number or "all"
+  std::string flow;  // "A" or "B"
+  std::string intruder;
+  bool operator==(const Preemption&) const = default;
+};
+
+struct Record {
+  std::string id, title, file, config_key;
+  json::Value config;  // the configuration's full settings (an object)
+  std::vector<std::string> clauses, features;
+  // The status; std::nullopt for a name not in kStatusTable (or none), which
+  // status_name then holds ("unknown" when the record has none).
+  std::optional<Status> status;
+  std::string status_name;
+  std::string message;
+  std::optional<int64_t> checks;
+  json::Value expected, actual, reference, first_diff;  // null: absent
+  std::string stderr_text;                              // `stderr`
+  std::vector<std::string> trace, reference_trace;
+  std::string trace_error;
+  std::string host;  // trap.host.toml
+  std::vector<Preemption> preemptions;
+  std::optional<int64_t> restore_bytes;
+  std::optional<double> duration_ms;
+  std::string reproduce;
+  std::string source;
+  std::vector<std::string> reruns;  // results.rerun: the reruns' statuses, in order
+
+  bool failing() const { return status && info(*status).failing; }
+  void set_status(Status s) {
+    status = s;
+    status_name = std::string(info(s).name);
+  }
+  bool operator==(const Record&) const = default;
+};
+
+// The fields of a result that are the same for every configuration of a test
+// (results.test): results.jsonl holds them once per test, in a test line;
+// the names are those of to_json().
+inline constexpr std::array<std::string_view, 9> kTestFields{
+    "title",  "file", "clauses",     "features",     "expected",
+    "source", "host", "preemptions", "restore_bytes"};
+
+// The record as results.record writes it: absent fields (empty strings and lists,
+// nulls, nullopt) are left out; `id`, `status`, `config_key`, `clauses` and
+// `features` are always there.
+json::Value to_json(const Record& r);
+// A record read from a results file. Reading is lenient, as a report must be: a
+// field that is missing or of an unexpected type is absent; so is a list's item
+// of the wrong type.
+Record from_json(const json::Value& v);
+
+}  // namespace simt::reports
