@@ -14,7 +14,6 @@
 // SIMT_REQUIRE_VULKAN=1 (CI) that is a failure instead, as in vulkan_runner_test.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
