@@ -44,9 +44,6 @@ constexpr size_t kBufferWindow = 256;
 const Value* get(const Value* v, std::string_view key) {
   return v && v->is_object() ? v->find(key) : nullptr;
 }
-const Value* get(const Value& v, std::string_view key) {
-  return get(&v, key);
-}
 
 std::string get_str(const Value* v, std::string_view key) {
   const Value* x = get(v, key);
@@ -270,7 +267,9 @@ struct Row {
 
 struct Source {
   const ResultsFile* file = nullptr;
-  std::string label;  // column heading, unique among the files
+  RunHeader header;    // file->header, typed
+  RunSummary summary;  // file->summary, typed (empty when the run did not finish)
+  std::string label;   // column heading, unique among the files
   std::map<std::string, size_t> counts;
   std::vector<Entry> entries;
 };
@@ -372,7 +371,7 @@ std::string page_name(const std::string& id, const std::string& key, size_t file
 
 std::string label_of(const ResultsFile& f) {
   std::string name = f.runner_name();
-  std::string version = get_str(get(f.header, "runner"), "version");
+  std::string version = f.run_header().runner.version;
   return version.empty() ? name : name + " " + version;
 }
 
@@ -389,6 +388,8 @@ Model build_model(const std::vector<ResultsFile>& results, const HtmlOptions& op
   for (size_t fi = 0; fi < results.size(); ++fi) {
     Source& src = m.sources[fi];
     src.file = &results[fi];
+    src.header = results[fi].run_header();
+    src.summary = results[fi].run_summary();
     src.label = label_of(results[fi]);
     if (label_uses[src.label] > 1) src.label += " #" + std::to_string(++label_seen[src.label]);
     src.entries.reserve(results[fi].records.size());
@@ -533,19 +534,17 @@ void dl_item(Html& h, std::string_view term, std::string_view value) {
   h << "<dt>" << E(term) << "</dt><dd>" << E(value) << "</dd>\n";
 }
 
-std::string host_text(const Value* host) {
-  std::string s = get_str(host, "hostname");
-  std::string os = get_str(host, "os");
-  if (!os.empty()) s += (s.empty() ? "" : ", ") + os;
-  if (auto cpus = get_int(host, "cpus"))
-    s += (s.empty() ? "" : ", ") + std::to_string(*cpus) + " CPUs";
+std::string host_text(const RunHeader::Host& host) {
+  std::string s = host.hostname;
+  if (!host.os.empty()) s += (s.empty() ? "" : ", ") + host.os;
+  if (host.cpus) s += (s.empty() ? "" : ", ") + std::to_string(*host.cpus) + " CPUs";
   return s;
 }
 
-std::string options_text(const Value* opts) {
+std::string options_text(const Value& opts) {
   std::string s;
-  if (!opts || !opts->is_object()) return s;
-  for (const auto& [k, v] : opts->as_object()) {
+  if (!opts.is_object()) return s;
+  for (const auto& [k, v] : opts.as_object()) {
     if (v.is_string() && v.as_string().empty()) continue;
     if (v.is_object() || v.is_array()) continue;
     s += (s.empty() ? "" : ", ") + k + " " + scalar_text(v);
@@ -555,26 +554,23 @@ std::string options_text(const Value* opts) {
 
 void index_summary(Html& h, const Model& m, const Source& src) {
   const ResultsFile& f = *src.file;
-  const Value* runner = get(f.header, "runner");
-  const Value* suite = get(f.header, "suite");
+  const RunHeader& hd = src.header;
   h << "<section class=\"summary\">\n<h2>" << E(src.label) << "</h2>\n<dl>\n";
   dl_item(h, "runner", f.runner_name());
-  dl_item(h, "version", get_str(runner, "version"));
-  dl_item(h, "command", get_str(runner, "command"));
-  dl_item(h, "host", host_text(get(f.header, "host")));
-  dl_item(h, "started", get_str(f.header, "started"));
-  dl_item(h, "simtspec", get_str(suite, "version"));
-  dl_item(h, "options", options_text(get(f.header, "options")));
+  dl_item(h, "version", hd.runner.version);
+  dl_item(h, "command", hd.runner.command);
+  dl_item(h, "host", host_text(hd.host));
+  dl_item(h, "started", hd.started);
+  dl_item(h, "simtspec", hd.suite.version);
+  dl_item(h, "options", options_text(hd.options));
   dl_item(h, "results file", f.path);
   if (!f.complete()) {
     h << "<dt>run</dt><dd class=\"warn\">interrupted: the file has no summary line</dd>\n";
   } else {
-    if (const Value* secs = get(f.summary, "seconds"); secs && secs->is_number())
-      dl_item(h, "duration", fmt_double(secs->as_double(), "%.1f s"));
+    if (src.summary.seconds) dl_item(h, "duration", fmt_double(*src.summary.seconds, "%.1f s"));
     // results.interrupted
-    if (const Value* intr = get(f.summary, "interrupted");
-        intr && intr->is_bool() && intr->as_bool())
-      h << "<dt>run</dt><dd class=\"warn\">interrupted by " << E(get_str(f.summary, "signal"))
+    if (src.summary.interrupted)
+      h << "<dt>run</dt><dd class=\"warn\">interrupted by " << E(src.summary.signal)
         << ": only the results below were run</dd>\n";
   }
   h << "</dl>\n";
@@ -582,8 +578,8 @@ void index_summary(Html& h, const Model& m, const Source& src) {
   {
     const size_t all = src.entries.size();
     size_t selected = all;
-    if (const Value* sel = get(f.summary, "selected"); sel && sel->is_number())
-      selected = std::max<size_t>(all, static_cast<size_t>(sel->as_uint()));
+    if (src.summary.selected)
+      selected = std::max<size_t>(all, static_cast<size_t>(*src.summary.selected));
     h << "<p class=\"share\" data-total=\"share\">"
       << E(share_run(all - count_of(src.counts, "unsupported"), selected)) << "</p>\n";
   }

@@ -152,4 +152,148 @@ Record from_json(const json::Value& v) {
   return r;
 }
 
+// ---------------------------------------------------------------------------
+// results.header and the summary line (results.stream).
+
+namespace run_io {
+
+// Reads an object's members: `take(name, value)` returns whether it knew the
+// name; the others go to `other`, in their order.
+template <class Take>
+void members(const json::Value& v, json::Object& other, Take&& take) {
+  if (!v.is_object()) return;
+  for (const auto& [k, x] : v.as_object())
+    if (!take(k, x)) other.emplace_back(k, x);
+}
+
+void str(const json::Value& x, std::string& out) {
+  if (x.is_string()) out = x.as_string();
+}
+void uint(const json::Value& x, std::optional<uint64_t>& out) {
+  if (x.is_uint()) out = x.as_uint();
+}
+void put(json::Value& o, std::string_view k, const std::string& s) {
+  if (!s.empty()) o[k] = s;
+}
+void put(json::Value& o, std::string_view k, const std::optional<uint64_t>& n) {
+  if (n) o[k] = *n;
+}
+void put(json::Value& o, std::string_view k, const json::Value& v) {
+  if (!v.is_null()) o[k] = v;
+}
+void put_other(json::Value& o, const json::Object& other) {
+  for (const auto& [k, x] : other) o[k] = x;
+}
+
+}  // namespace run_io
+
+json::Value to_json(const RunHeader& h) {
+  using run_io::put;
+  json::Value v = json::Object{};
+  v["schema"] = h.schema;
+  json::Value suite = json::Object{};
+  put(suite, "version", h.suite.version);
+  if (!h.suite.paths.empty()) suite["paths"] = record_io::put(h.suite.paths);
+  put(suite, "tests", h.suite.tests);
+  put(suite, "digest", h.suite.digest);
+  run_io::put_other(suite, h.suite.other);
+  v["suite"] = std::move(suite);
+  json::Value runner = json::Object{};
+  put(runner, "name", h.runner.name);
+  put(runner, "version", h.runner.version);
+  put(runner, "command", h.runner.command);
+  put(runner, "digest", h.runner.digest);
+  put(runner, "capabilities", h.runner.capabilities);
+  run_io::put_other(runner, h.runner.other);
+  v["runner"] = std::move(runner);
+  json::Value host = json::Object{};
+  put(host, "hostname", h.host.hostname);
+  put(host, "os", h.host.os);
+  put(host, "cpus", h.host.cpus);
+  run_io::put_other(host, h.host.other);
+  v["host"] = std::move(host);
+  put(v, "started", h.started);
+  put(v, "options", h.options);
+  run_io::put_other(v, h.other);
+  return v;
+}
+
+RunHeader header_from_json(const json::Value& v) {
+  using run_io::str;
+  RunHeader h;
+  run_io::members(v, h.other, [&](const std::string& k, const json::Value& x) {
+    if (k == "schema") {
+      str(x, h.schema);
+    } else if (k == "suite") {
+      run_io::members(x, h.suite.other, [&](const std::string& k2, const json::Value& y) {
+        if (k2 == "version") return str(y, h.suite.version), true;
+        if (k2 == "paths") return record_io::get(y, h.suite.paths), true;
+        if (k2 == "tests") return run_io::uint(y, h.suite.tests), true;
+        if (k2 == "digest") return str(y, h.suite.digest), true;
+        return false;
+      });
+    } else if (k == "runner") {
+      run_io::members(x, h.runner.other, [&](const std::string& k2, const json::Value& y) {
+        if (k2 == "name") return str(y, h.runner.name), true;
+        if (k2 == "version") return str(y, h.runner.version), true;
+        if (k2 == "command") return str(y, h.runner.command), true;
+        if (k2 == "digest") return str(y, h.runner.digest), true;
+        if (k2 == "capabilities") return h.runner.capabilities = y, true;
+        return false;
+      });
+    } else if (k == "host") {
+      run_io::members(x, h.host.other, [&](const std::string& k2, const json::Value& y) {
+        if (k2 == "hostname") return str(y, h.host.hostname), true;
+        if (k2 == "os") return str(y, h.host.os), true;
+        if (k2 == "cpus") return run_io::uint(y, h.host.cpus), true;
+        return false;
+      });
+    } else if (k == "started") {
+      str(x, h.started);
+    } else if (k == "options") {
+      if (x.is_object()) h.options = x;
+    } else {
+      return false;
+    }
+    return true;
+  });
+  return h;
+}
+
+json::Value to_json(const RunSummary& s) {
+  using run_io::put;
+  json::Value v = json::Object{};
+  put(v, "total", s.total);
+  put(v, "selected", s.selected);
+  put(v, "run", s.run);
+  for (const auto& i : kStatusTable)
+    if (auto c = s.counts.find(i.name); c != s.counts.end()) v[i.name] = c->second;
+  if (s.interrupted) v["interrupted"] = true;
+  if (s.seconds) v["seconds"] = *s.seconds;
+  put(v, "signal", s.signal);
+  run_io::put_other(v, s.other);
+  return v;
+}
+
+RunSummary summary_from_json(const json::Value& v) {
+  RunSummary s;
+  run_io::members(v, s.other, [&](const std::string& k, const json::Value& x) {
+    if (k == "total") return run_io::uint(x, s.total), true;
+    if (k == "selected") return run_io::uint(x, s.selected), true;
+    if (k == "run") return run_io::uint(x, s.run), true;
+    if (k == "interrupted") return s.interrupted = x.is_bool() && x.as_bool(), true;
+    if (k == "seconds") {
+      if (x.is_number()) s.seconds = x.as_double();
+      return true;
+    }
+    if (k == "signal") return run_io::str(x, s.signal), true;
+    if (parse_status(k)) {
+      if (x.is_uint()) s.counts[k] = x.as_uint();
+      return true;
+    }
+    return false;
+  });
+  return s;
+}
+
 }  // namespace simt::reports

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -102,5 +103,63 @@ json::Value to_json(const Record& r);
 // field that is missing or of an unexpected type is absent; so is a list's item
 // of the wrong type.
 Record from_json(const json::Value& v);
+
+// results.header as a type: what the report and the other readers of a results
+// file use instead of looking its fields up by name. `capabilities`
+// (runner.capabilities) and `options` stay JSON: the runner description and the
+// command line define them. Fields of the header that are not named here are
+// kept, in their order, in `other`, so that a header read and written again
+// holds what it held.
+struct RunHeader {
+  std::string schema;
+  struct Suite {
+    std::string version;  // of simtspec
+    std::vector<std::string> paths;
+    std::optional<uint64_t> tests;
+    std::string digest;  // results.store.provenance
+    json::Object other;
+    bool operator==(const Suite&) const = default;
+  } suite;
+  struct Runner {
+    std::string name, version, command, digest;
+    json::Value capabilities;  // null: absent
+    json::Object other;
+    bool operator==(const Runner&) const = default;
+  } runner;
+  struct Host {
+    std::string hostname, os;
+    std::optional<uint64_t> cpus;
+    json::Object other;
+    bool operator==(const Host&) const = default;
+  } host;
+  std::string started;  // ISO 8601 UTC
+  json::Value options;  // an object, or null: absent
+  json::Object other;
+  bool operator==(const RunHeader&) const = default;
+};
+
+// The summary line's object (results.stream) as a type. `counts` holds each
+// status of kStatusTable the summary names (a status it does not name is not
+// there); other fields are kept in `other`.
+struct RunSummary {
+  std::optional<uint64_t> total, selected, run;
+  std::map<std::string, uint64_t, std::less<>> counts;  // status name -> number
+  bool interrupted = false;
+  std::optional<double> seconds;
+  std::string signal;  // results.interrupted: "SIGINT" or "SIGTERM"
+  json::Object other;
+  bool operator==(const RunSummary&) const = default;
+};
+
+// The header and summary as results.jsonl writes them: strings that are empty,
+// nullopts and nulls are left out (`schema` and the `suite`, `runner` and `host`
+// objects are always there; `interrupted` only when true); the fields in the
+// order results.header and results.stream name them, then `other`.
+json::Value to_json(const RunHeader& h);
+json::Value to_json(const RunSummary& s);
+// Read leniently, as a report must: a field that is missing or of an unexpected
+// type is absent (a header that is not an object reads as an empty header).
+RunHeader header_from_json(const json::Value& v);
+RunSummary summary_from_json(const json::Value& v);
 
 }  // namespace simt::reports

@@ -55,9 +55,8 @@ void JsonlWriter::close() {
 }
 
 std::string ResultsFile::runner_name() const {
-  const json::Value* r = header.find("runner");
-  const json::Value* n = r ? r->find("name") : nullptr;
-  return n && n->is_string() ? n->as_string() : "unknown";
+  std::string name = run_header().runner.name;
+  return name.empty() ? "unknown" : name;
 }
 
 std::variant<ResultsFile, std::string> read_results(const std::string& path) {
@@ -221,8 +220,8 @@ std::string junit_xml(const ResultsFile& r) {
   }
   // results.junit: an interrupted run is one more error, so that a JUnit reader
   // cannot take the results that ran for the whole run.
-  const json::Value* intr = r.summary.is_object() ? r.summary.find("interrupted") : nullptr;
-  const bool interrupted = intr && intr->is_bool() && intr->as_bool();
+  const RunSummary sum = r.run_summary();
+  const bool interrupted = sum.interrupted;
   const size_t extra = interrupted ? 1 : 0;
   std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o += "<testsuites name=\"simtspec " + xml_escape(r.runner_name()) + "\" tests=\"" +
@@ -230,15 +229,12 @@ std::string junit_xml(const ResultsFile& r) {
        "\" errors=\"" + std::to_string(errors + extra) + "\" skipped=\"" + std::to_string(skipped) +
        "\">\n";
   if (interrupted) {
-    const json::Value* sel = r.summary.find("selected");
-    const json::Value* sig = r.summary.find("signal");
     o += "  <testsuite name=\"simtspec\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" "
          "time=\"0.000\">\n    <testcase classname=\"simtspec\" name=\"run\" time=\"0.000\">\n"
          "      <error message=\"" +
-         xml_escape("interrupted" + (sig && sig->is_string() ? " by " + sig->as_string() : "") +
-                    ": " + std::to_string(records.size()) + " of " +
-                    (sel && sel->is_number() ? std::to_string(sel->as_uint()) : "?") +
-                    " results written") +
+         xml_escape("interrupted" + (sum.signal.empty() ? "" : " by " + sum.signal) + ": " +
+                    std::to_string(records.size()) + " of " +
+                    (sum.selected ? std::to_string(*sum.selected) : "?") + " results written") +
          "\"/>\n    </testcase>\n  </testsuite>\n";
   }
   for (const auto& [feature, recs] : suites) {

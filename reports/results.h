@@ -42,6 +42,11 @@ struct ResultsFile {
   std::vector<Record> records;  // results.record, typed (read leniently, record.h)
   json::Value summary;          // null if the run did not finish
   bool complete() const { return !summary.is_null(); }
+  // The header and summary typed (record.h), for readers: built from the JSON
+  // each time, so build them once.
+  RunHeader run_header() const { return header_from_json(header); }
+  RunSummary run_summary() const { return summary_from_json(summary); }
+  // The header's runner.name, or "unknown".
   std::string runner_name() const;
 };
 

@@ -1096,5 +1096,89 @@ TEST(Record, StatusTableAndRoundTrip) {
   EXPECT_EQ(json::dump(*reports::to_json(r).find("status")), "\"flaky\"");
 }
 
+// results.header and the summary line (results.stream) as types (record.h): the
+// header and summary `simtspec test` writes read back typed and write back
+// byte for byte; a field that is not named there is kept; wrong types are absent.
+TEST(Record, HeaderAndSummaryRoundTrip) {
+  auto parse = [](std::string_view text) { return std::get<json::Value>(json::parse(text)); };
+  // As cli/cmd_test.cpp writes them, field order included.
+  const json::Value header = parse(
+      R"({"schema":"simtspec-results/1","suite":{"version":"0.1.0","paths":["suites","x"],)"
+      R"("tests":12,"digest":"ab12"},"runner":{"name":"lavapipe","version":"24.2",)"
+      R"("command":"/bin/vk","digest":"cd34","capabilities":{"waves":[8],"trace":false}},)"
+      R"("host":{"hostname":"h","os":"Linux 6.1","cpus":16},"started":"2026-11-28T08:00:00Z",)"
+      R"("options":{"filter":"alu.*","features":"","shard":"1/4","jobs":2,"differential":true,)"
+      R"("max_steps":100000,"baseline":"3","rerun_failures":3}})");
+  reports::RunHeader h = reports::header_from_json(header);
+  EXPECT_EQ(h.schema, "simtspec-results/1");
+  EXPECT_EQ(h.suite.version, "0.1.0");
+  EXPECT_EQ(h.suite.paths, (std::vector<std::string>{"suites", "x"}));
+  EXPECT_EQ(h.suite.tests, 12u);
+  EXPECT_EQ(h.suite.digest, "ab12");
+  EXPECT_EQ(h.runner.name, "lavapipe");
+  EXPECT_EQ(h.runner.version, "24.2");
+  EXPECT_EQ(h.runner.command, "/bin/vk");
+  EXPECT_EQ(h.runner.digest, "cd34");
+  EXPECT_EQ(json::dump(h.runner.capabilities), R"({"waves":[8],"trace":false})");
+  EXPECT_EQ(h.host.hostname, "h");
+  EXPECT_EQ(h.host.os, "Linux 6.1");
+  EXPECT_EQ(h.host.cpus, 16u);
+  EXPECT_EQ(h.started, "2026-11-28T08:00:00Z");
+  ASSERT_NE(h.options.find("shard"), nullptr);
+  EXPECT_EQ(json::dump(*h.options.find("shard")), "\"1/4\"");
+  EXPECT_TRUE(h.other.empty());
+  EXPECT_EQ(json::dump(reports::to_json(h)), json::dump(header));
+  EXPECT_EQ(reports::header_from_json(reports::to_json(h)), h);
+
+  const json::Value summary = parse(
+      R"({"total":9,"selected":10,"run":8,"pass":5,"fail":1,"unsupported":1,"error":1,)"
+      R"("xfail":0,"xpass":0,"flaky":1,"interrupted":true,"seconds":1.5,"signal":"SIGTERM"})");
+  reports::RunSummary sum = reports::summary_from_json(summary);
+  EXPECT_EQ(sum.total, 9u);
+  EXPECT_EQ(sum.selected, 10u);
+  EXPECT_EQ(sum.run, 8u);
+  EXPECT_EQ(sum.counts.size(), reports::kStatusTable.size());
+  EXPECT_EQ(sum.counts.at("flaky"), 1u);
+  EXPECT_TRUE(sum.interrupted);
+  EXPECT_EQ(sum.seconds, 1.5);
+  EXPECT_EQ(sum.signal, "SIGTERM");
+  EXPECT_EQ(json::dump(reports::to_json(sum)), json::dump(summary));
+  EXPECT_EQ(reports::summary_from_json(reports::to_json(sum)), sum);
+
+  // The fixture's header and summary (an earlier version's: no digests) too.
+  auto rf = reports::read_results(test::source_path("tests/data/results_fail.jsonl"));
+  ASSERT_TRUE(std::holds_alternative<ResultsFile>(rf));
+  const ResultsFile& f = std::get<ResultsFile>(rf);
+  EXPECT_EQ(f.run_header().runner.name, "faulty-cmp");
+  EXPECT_EQ(f.runner_name(), "faulty-cmp");
+  EXPECT_EQ(json::dump(reports::to_json(f.run_header())), json::dump(f.header));
+  EXPECT_EQ(json::dump(reports::to_json(f.run_summary())), json::dump(f.summary));
+
+  // Fields not named by the type are kept (a fuzz header's, a later version's).
+  const json::Value extra =
+      parse(R"({"schema":"s","suite":{"version":"1","more":[1]},"runner":{"name":"n","x":1},)"
+            R"("host":{"cpus":2,"arch":"rv64"},"shard":"0/1","merged_from":["a"]})");
+  h = reports::header_from_json(extra);
+  EXPECT_EQ(h.other.size(), 2u);
+  EXPECT_EQ(json::dump(reports::to_json(h)), json::dump(extra));
+  sum = reports::summary_from_json(parse(R"({"total":1,"pass":1,"errors":0})"));
+  EXPECT_EQ(json::dump(reports::to_json(sum)), R"({"total":1,"pass":1,"errors":0})");
+
+  // Lenient: wrong types are absent; a header that is not an object is empty.
+  h = reports::header_from_json(
+      parse(R"({"schema":1,"suite":[],"runner":{"name":7,"version":"v"},"host":{"cpus":-1},)"
+            R"("options":"all"})"));
+  EXPECT_EQ(h.schema, "");
+  EXPECT_EQ(h.runner.name, "");
+  EXPECT_EQ(h.runner.version, "v");
+  EXPECT_FALSE(h.host.cpus);
+  EXPECT_TRUE(h.options.is_null());
+  EXPECT_EQ(reports::header_from_json(parse("[1,2]")), reports::RunHeader{});
+  sum = reports::summary_from_json(parse(R"({"total":-1,"interrupted":"yes","seconds":"1"})"));
+  EXPECT_FALSE(sum.total);
+  EXPECT_FALSE(sum.interrupted);
+  EXPECT_FALSE(sum.seconds);
+}
+
 }  // namespace
 }  // namespace simt
