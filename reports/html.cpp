@@ -39,28 +39,14 @@ constexpr size_t kMaxBufferRows = 1024;  // larger buffers show a window around 
 constexpr size_t kBufferWindow = 256;
 
 // ---------------------------------------------------------------------------
-// Reading records: anything missing or oddly typed reads as absent.
+// Reading records: the record, its header and summary, its first difference and
+// outcomes are typed (record.h). The one object still read by key here is the
+// configuration (results.record `config`: the matrix's settings, whatever they
+// are), for the layout of a buffer's elements; missing or oddly typed reads as
+// absent.
 
 const Value* get(const Value* v, std::string_view key) {
   return v && v->is_object() ? v->find(key) : nullptr;
-}
-
-std::string get_str(const Value* v, std::string_view key) {
-  const Value* x = get(v, key);
-  return x && x->is_string() ? x->as_string() : std::string();
-}
-std::string get_str(const Value& v, std::string_view key) {
-  return get_str(&v, key);
-}
-
-const Value* get_obj(const Value* v, std::string_view key) {
-  const Value* x = get(v, key);
-  return x && x->is_object() ? x : nullptr;
-}
-
-const json::Array* get_arr(const Value* v, std::string_view key) {
-  const Value* x = get(v, key);
-  return x && x->is_array() ? &x->as_array() : nullptr;
 }
 
 std::optional<int64_t> get_int(const Value* v, std::string_view key) {
@@ -509,7 +495,7 @@ struct ClauseUse {
 // (results.report): a rejection shows that validation refuses something, not that
 // the behaviour happens at run time.
 bool expects_rejection(const Record& rec) {
-  return get_str(rec.expected, "status") == "rejected";
+  return outcome_view(rec.expected).status == "rejected";
 }
 
 std::map<std::string, ClauseUse> clause_uses(const Model& m) {
@@ -1190,19 +1176,21 @@ bool path_in(const std::string& path, const std::vector<std::string>& targets) {
 }
 
 // The outcome paths a first difference is about (none if there is none).
-std::vector<std::string> diff_targets(const Value* diff) {
-  std::string kind = get_str(diff, "kind");
+std::vector<std::string> diff_targets(const FirstDiff* diff) {
+  if (!diff) return {};
+  const std::string& kind = diff->kind;
   auto buffer = [](const std::string& b) -> std::vector<std::string> {
     return {"buffers." + b + ".values", "buffers." + b + ".each"};
   };
   if (kind == "buffer") {
-    std::string b = get_str(diff, "buffer");
+    const std::string& b = diff->buffer;
     return b.empty() ? std::vector<std::string>{} : buffer(b);
   }
   if (kind != "field") return {};
-  std::string f = get_str(diff, "field");
+  const std::string& f = diff->field;
   if (f == "buffer") {  // a missing buffer: "expected" names it
-    std::string b = get_str(diff, "expected");
+    std::string b =
+        diff->expected && diff->expected->is_string() ? diff->expected->as_string() : "";
     return {b.empty() ? "buffers" : "buffers." + b};
   }
   if (f.rfind("buffer.", 0) == 0 && f.size() > 14 && f.compare(f.size() - 7, 7, ".length") == 0)
@@ -1230,7 +1218,9 @@ struct Detail {
   const Value* expected;
   const Value* actual;
   const Value* reference;
-  const Value* diff;
+  const FirstDiff* diff;
+  // What the page reads of the expectation and the two outcomes, typed.
+  OutcomeView x, a, r;
 };
 
 void detail_header(Html& h, const Detail& d) {
@@ -1298,44 +1288,45 @@ void detail_facts(Html& h, const Detail& d) {
 }
 
 // Values of buffer `name` in an outcome, if it has them as an array.
-const json::Array* buffer_values(const Value* outcome, const std::string& name) {
-  return get_arr(get(get_obj(outcome, "buffers"), name), "values");
+const json::Array* buffer_values(const OutcomeView& outcome, const std::string& name) {
+  const OutcomeView::Buffer* b = outcome.buffer(name);
+  return b && b->values ? &*b->values : nullptr;
 }
 
 // Whether the buffer table has a row for the first difference's element.
 bool diff_row_shown(const Detail& d) {
-  std::string name = get_str(d.diff, "buffer");
-  auto index = get_int(d.diff, "index");
-  if (get_str(d.diff, "kind") != "buffer" || name.empty() || !index || *index < 0) return false;
-  const Value* xb = get(get_obj(d.expected, "buffers"), name);
+  if (!d.diff) return false;
+  const std::string& name = d.diff->buffer;
+  const std::optional<int64_t>& index = d.diff->index;
+  if (d.diff->kind != "buffer" || name.empty() || !index || *index < 0) return false;
   for (const json::Array* a :
-       {get_arr(xb, "values"), buffer_values(d.actual, name), buffer_values(d.reference, name)})
+       {buffer_values(d.x, name), buffer_values(d.a, name), buffer_values(d.r, name)})
     if (a && static_cast<uint64_t>(*index) < a->size()) return true;
   return false;
 }
 
 void detail_first_diff(Html& h, const Detail& d) {
-  if (!d.diff || !d.diff->is_object()) return;
-  std::string kind = get_str(d.diff, "kind");
-  const Value* exp = get(d.diff, "expected");
-  const Value* act = get(d.diff, "actual");
+  if (!d.diff) return;
+  const std::string& kind = d.diff->kind;
+  const std::optional<Value>& exp = d.diff->expected;
+  const std::optional<Value>& act = d.diff->actual;
   h << "<div class=\"first-diff\" id=\"diff-summary\"><strong>First difference:</strong> ";
   if (kind == "buffer") {
-    h << "buffer <code>" << E(get_str(d.diff, "buffer")) << "</code>";
-    if (auto i = get_int(d.diff, "index")) {
+    h << "buffer <code>" << E(d.diff->buffer) << "</code>";
+    if (auto i = d.diff->index) {
       if (diff_row_shown(d))
         h << ", <a href=\"#first-diff\">element " << *i << "</a>";
       else
         h << ", element " << *i;
     }
-    auto lane = get_int(d.diff, "lane");
-    auto warp = get_int(d.diff, "warp");
+    const std::optional<int64_t>& lane = d.diff->lane;
+    const std::optional<int64_t>& warp = d.diff->warp;
     if (lane) h << ", lane <span class=\"hl\">" << *lane << "</span>";
     if (warp) h << " of warp <span class=\"hl\">" << *warp << "</span>";
   } else {
-    h << "field <code class=\"hl\">" << E(get_str(d.diff, "field")) << "</code>";
+    h << "field <code class=\"hl\">" << E(d.diff->field) << "</code>";
     // preempt.image: the image's field at the first differing byte.
-    if (std::string name = get_str(d.diff, "name"); !name.empty())
+    if (const std::string& name = d.diff->name; !name.empty())
       h << " (<code class=\"hl\">" << E(name) << "</code>)";
   }
   h << ": expected <code>" << E(exp ? scalar_text(*exp) : "?") << "</code>, actual <code>"
@@ -1456,7 +1447,7 @@ void buffer_row(Html& h, const Detail& d, const BufferView& b, const ElementLayo
     h << "<td>" << E(cell_text(b.expect, i)) << "</td>";
   } else if (!b.each.empty()) {
     // The harness evaluates `each`; the record only has the first difference's value.
-    const Value* x = first ? get(d.diff, "expected") : nullptr;
+    const Value* x = first && d.diff && d.diff->expected ? &*d.diff->expected : nullptr;
     h << "<td>" << E(x ? scalar_text(*x) : std::string()) << "</td>";
   }
   if (b.reference) h << "<td>" << E(cell_text(b.reference, i)) << "</td>";
@@ -1493,25 +1484,23 @@ void buffer_table(Html& h, const Detail& d, const BufferView& b) {
 
 void detail_buffers(Html& h, const Detail& d) {
   std::vector<std::string> names;
-  for (const Value* o : {d.expected, d.actual, d.reference})
-    if (const Value* bufs = get_obj(o, "buffers"))
-      for (const auto& [k, v] : bufs->as_object())
-        if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+  for (const OutcomeView* o : {&d.x, &d.a, &d.r})
+    for (const auto& ob : o->buffers)
+      if (std::find(names.begin(), names.end(), ob.name) == names.end()) names.push_back(ob.name);
   if (names.empty()) return;
-  bool buffer_diff = get_str(d.diff, "kind") == "buffer";
-  std::string diff_buffer = buffer_diff ? get_str(d.diff, "buffer") : "";
+  bool buffer_diff = d.diff && d.diff->kind == "buffer";
+  std::string diff_buffer = buffer_diff ? d.diff->buffer : "";
   h << "<h2 id=\"buffers\">Output buffers</h2>\n";
   for (const auto& name : names) {
     BufferView b;
     b.name = name;
-    const Value* xb = get(get_obj(d.expected, "buffers"), name);
-    b.expect = get_arr(xb, "values");
-    b.each = get_str(xb, "each");
-    b.actual = buffer_values(d.actual, name);
-    b.reference = buffer_values(d.reference, name);
-    b.type = get_str(get(get_obj(d.actual, "buffers"), name), "type");
-    if (b.type.empty()) b.type = get_str(get(get_obj(d.reference, "buffers"), name), "type");
-    if (buffer_diff && name == diff_buffer) b.diff_index = get_int(d.diff, "index");
+    b.expect = buffer_values(d.x, name);
+    if (const OutcomeView::Buffer* xb = d.x.buffer(name)) b.each = xb->each;
+    b.actual = buffer_values(d.a, name);
+    b.reference = buffer_values(d.r, name);
+    if (const OutcomeView::Buffer* ab = d.a.buffer(name)) b.type = ab->type;
+    if (const OutcomeView::Buffer* rb = d.r.buffer(name); rb && b.type.empty()) b.type = rb->type;
+    if (buffer_diff && name == diff_buffer) b.diff_index = d.diff->index;
     bool open = b.diff_index.has_value();
     h << "<details class=\"buffer\"" << (open ? " open" : "") << " id=\""
       << E("buffer-" + sanitize(name, 100)) << "\"><summary>buffer <code>" << E(name) << "</code>";
@@ -1530,9 +1519,9 @@ void detail_source(Html& h, const Detail& d) {
   const std::string& src = d.rec.source;
   if (src.empty()) return;
   std::map<int64_t, std::string> marks;  // line -> why
-  if (auto l = get_int(d.expected, "line")) marks[*l] = "the test expects the rejection here";
-  if (get_str(d.actual, "status") == "rejected")
-    if (auto l = get_int(d.actual, "line")) marks[*l] = "the runner rejected the program here";
+  if (auto l = d.x.line) marks[*l] = "the test expects the rejection here";
+  if (d.a.status == "rejected")
+    if (auto l = d.a.line) marks[*l] = "the runner rejected the program here";
   h << "<h2 id=\"source\">Test source</h2>\n<pre class=\"source\">";
   std::string_view s = src;
   int64_t n = 1;
@@ -1666,7 +1655,10 @@ std::string render_detail(const Model& m, const Entry& e, const Row* row) {
            present(rec.expected),
            present(rec.actual),
            present(rec.reference),
-           present(rec.first_diff)};
+           rec.first_diff ? &*rec.first_diff : nullptr,
+           outcome_view(rec.expected),
+           outcome_view(rec.actual),
+           outcome_view(rec.reference)};
   Html h;
   h.reserve(8192 + rec.source.size() * 2);
   page_start(h, e.name() + " - " + m.sources[e.file].label + " - simtspec", "../", true);

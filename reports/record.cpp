@@ -85,6 +85,10 @@ json::Value put(const std::vector<Preemption>& v) {
   return a;
 }
 
+json::Value put(const std::optional<FirstDiff>& v) {
+  return v ? to_json(*v) : json::Value();
+}
+
 bool empty(const json::Value& v) {
   return v.is_null() || (v.is_string() && v.as_string().empty()) ||
          (v.is_array() && v.as_array().empty());
@@ -106,6 +110,9 @@ void get(const json::Value& v, std::optional<int64_t>& out) {
 }
 void get(const json::Value& v, std::optional<double>& out) {
   if (v.is_number()) out = v.as_double();
+}
+void get(const json::Value& v, std::optional<FirstDiff>& out) {
+  if (v.is_object()) out = first_diff_from_json(v);  // results.record: only an object is one
 }
 void get(const json::Value& v, std::vector<Preemption>& out) {
   if (!v.is_array()) return;
@@ -146,7 +153,7 @@ Record from_json(const json::Value& v) {
     });
   // results.record: only objects are configurations and first differences.
   if (!r.config.is_object()) r.config = json::Value();
-  if (!r.first_diff.is_object()) r.first_diff = json::Value();
+  // results.record: only an object is a configuration.
   r.status = parse_status(r.status_name);
   if (r.status_name.empty()) r.status_name = "unknown";
   return r;
@@ -178,6 +185,9 @@ void put(json::Value& o, std::string_view k, const std::string& s) {
 void put(json::Value& o, std::string_view k, const std::optional<uint64_t>& n) {
   if (n) o[k] = *n;
 }
+void put(json::Value& o, std::string_view k, const std::optional<int64_t>& n) {
+  if (n) o[k] = *n;
+}
 void put(json::Value& o, std::string_view k, const json::Value& v) {
   if (!v.is_null()) o[k] = v;
 }
@@ -186,6 +196,77 @@ void put_other(json::Value& o, const json::Object& other) {
 }
 
 }  // namespace run_io
+
+json::Value to_json(const FirstDiff& d) {
+  using run_io::put;
+  json::Value v = json::Object{};
+  put(v, "kind", d.kind);
+  put(v, "buffer", d.buffer);
+  put(v, "field", d.field);
+  put(v, "index", d.index);
+  if (d.expected) v["expected"] = *d.expected;
+  if (d.actual) v["actual"] = *d.actual;
+  put(v, "lane", d.lane);
+  put(v, "gwarp", d.gwarp);
+  put(v, "warp", d.warp);
+  put(v, "wg", d.wg);
+  put(v, "offset", d.offset);
+  put(v, "name", d.name);
+  put(v, "against", d.against);
+  run_io::put_other(v, d.other);
+  return v;
+}
+
+FirstDiff first_diff_from_json(const json::Value& v) {
+  using run_io::str;
+  FirstDiff d;
+  auto integer = [](const json::Value& x, std::optional<int64_t>& out) {
+    if (x.is_int()) out = x.as_int();
+  };
+  run_io::members(v, d.other, [&](const std::string& k, const json::Value& x) {
+    if (k == "kind") return str(x, d.kind), true;
+    if (k == "buffer") return str(x, d.buffer), true;
+    if (k == "field") return str(x, d.field), true;
+    if (k == "index") return integer(x, d.index), true;
+    if (k == "expected") return d.expected = x, true;
+    if (k == "actual") return d.actual = x, true;
+    if (k == "lane") return integer(x, d.lane), true;
+    if (k == "gwarp") return integer(x, d.gwarp), true;
+    if (k == "warp") return integer(x, d.warp), true;
+    if (k == "wg") return integer(x, d.wg), true;
+    if (k == "offset") return integer(x, d.offset), true;
+    if (k == "name") return str(x, d.name), true;
+    if (k == "against") return str(x, d.against), true;
+    return false;
+  });
+  return d;
+}
+
+const OutcomeView::Buffer* OutcomeView::buffer(std::string_view name) const {
+  for (const auto& b : buffers)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+OutcomeView outcome_view(const json::Value& v) {
+  OutcomeView o;
+  if (!v.is_object()) return o;
+  if (const json::Value* s = v.find("status")) run_io::str(*s, o.status);
+  if (const json::Value* l = v.find("line"); l && l->is_int()) o.line = l->as_int();
+  const json::Value* bufs = v.find("buffers");
+  if (!bufs || !bufs->is_object()) return o;
+  for (const auto& [name, b] : bufs->as_object()) {
+    OutcomeView::Buffer ob;
+    ob.name = name;
+    if (b.is_object()) {
+      if (const json::Value* t = b.find("type")) run_io::str(*t, ob.type);
+      if (const json::Value* x = b.find("values"); x && x->is_array()) ob.values = x->as_array();
+      if (const json::Value* e = b.find("each")) run_io::str(*e, ob.each);
+    }
+    o.buffers.push_back(std::move(ob));
+  }
+  return o;
+}
 
 json::Value to_json(const RunHeader& h) {
   using run_io::put;

@@ -1,9 +1,9 @@
 // The results record (spec/results.md, results.record) as a type: what the
 // report, the JUnit writer and the other readers of results use instead of
 // looking fields up by name in JSON. to_json() and from_json() are the one place
-// that knows the field names. Outcomes (`expected`, `actual`, `reference`,
-// `first_diff`) and the configuration stay JSON: the runner protocol and the test
-// format define them.
+// that knows the field names. Outcomes (`expected`, `actual`, `reference`) and the
+// configuration stay JSON, as the runner protocol and the test format define them;
+// outcome_view() reads what the report needs of an outcome.
 #pragma once
 
 #include <array>
@@ -58,6 +58,43 @@ struct Preemption {
   bool operator==(const Preemption&) const = default;
 };
 
+// runner.firstdiff: the first difference of a failing result, as the harness
+// (runners/harness/compare.cpp) reports it. Fields of the object that are not
+// named here are kept, in their order, in `other`.
+struct FirstDiff {
+  std::string kind;    // "buffer" (an element) or "field" (anything else)
+  std::string buffer;  // kind buffer: the buffer's name
+  std::string field;   // kind field: status, event.name ..., buffer.NAME.length, image.word ...
+  std::optional<int64_t> index;  // kind buffer: the element
+  // The two values; for a missing buffer `actual` is null (a value, not absent).
+  std::optional<json::Value> expected, actual;
+  // kind buffer, one element per thread (format.expr): the element's lane, global
+  // warp, warp in its workgroup and workgroup.
+  std::optional<int64_t> lane, gwarp, warp, wg;
+  std::optional<int64_t> offset;  // preempt.tool.image: the first differing byte
+  std::string name;               // and the image field holding it
+  std::string against;            // "expectation" or "reference"
+  json::Object other;
+  bool operator==(const FirstDiff&) const = default;
+};
+
+// What the report reads of an expectation (format.expect: `status`, `line`,
+// `buffers` with `values` or `each`) or an outcome (runner.protocol.response:
+// `status`, `line`, `buffers` with `type` and `values`), typed. A view: the record
+// keeps the object itself (results.record holds it as the runner or the test gave
+// it), the report builds this from it.
+struct OutcomeView {
+  struct Buffer {
+    std::string name, type;
+    std::optional<json::Array> values;
+    std::string each;  // an expectation's `each` expression
+  };
+  std::string status;
+  std::optional<int64_t> line;
+  std::vector<Buffer> buffers;  // in the object's order
+  const Buffer* buffer(std::string_view name) const;
+};
+
 struct Record {
   std::string id, title, file, config_key;
   json::Value config;  // the configuration's full settings (an object)
@@ -68,8 +105,9 @@ struct Record {
   std::string status_name;
   std::string message;
   std::optional<int64_t> checks;
-  json::Value expected, actual, reference, first_diff;  // null: absent
-  std::string stderr_text;                              // `stderr`
+  json::Value expected, actual, reference;  // null: absent
+  std::optional<FirstDiff> first_diff;
+  std::string stderr_text;  // `stderr`
   std::vector<std::string> trace, reference_trace;
   std::string trace_error;
   std::string host;  // trap.host.toml
@@ -103,6 +141,13 @@ json::Value to_json(const Record& r);
 // field that is missing or of an unexpected type is absent; so is a list's item
 // of the wrong type.
 Record from_json(const json::Value& v);
+
+json::Value to_json(const FirstDiff& d);
+// Lenient like from_json(Record): a field of an unexpected type is absent.
+FirstDiff first_diff_from_json(const json::Value& v);
+// Lenient: anything missing or of an unexpected type is absent (a buffer that is
+// not an object has only its name).
+OutcomeView outcome_view(const json::Value& v);
 
 // results.header as a type: what the report and the other readers of a results
 // file use instead of looking its fields up by name. `capabilities`

@@ -1180,5 +1180,85 @@ TEST(Record, HeaderAndSummaryRoundTrip) {
   EXPECT_FALSE(sum.seconds);
 }
 
+// runner.firstdiff as a type (record.h): each shape the harness writes (an
+// element, a field, a missing buffer with a null `actual`, an image byte) reads
+// back typed and writes back byte for byte; so does a record holding one. What the
+// report reads of an expectation or an outcome (outcome_view) is typed.
+TEST(Record, FirstDiffAndOutcomesRoundTrip) {
+  auto parse = [](std::string_view text) { return std::get<json::Value>(json::parse(text)); };
+  for (std::string_view text :
+       {R"({"kind":"buffer","buffer":"out","index":5,"expected":7,"actual":8,"lane":5,)"
+        R"("gwarp":0,"warp":0,"wg":0,"against":"expectation"})",
+        R"({"kind":"field","field":"event.lane","expected":"none","actual":3,)"
+        R"("against":"reference"})",
+        R"({"kind":"field","field":"buffer","expected":"out","actual":null,"against":"reference"})",
+        R"({"kind":"field","field":"image.word","expected":1,"actual":2,"offset":40,)"
+        R"("name":"warp[0].pc","against":"reference"})",
+        R"({"kind":"field","field":"status","expected":"completed","actual":"trapped","x":[1]})",
+        "{}"}) {
+    const json::Value v = parse(text);
+    reports::FirstDiff d = reports::first_diff_from_json(v);
+    EXPECT_EQ(json::dump(reports::to_json(d)), json::dump(v));
+    EXPECT_EQ(reports::first_diff_from_json(reports::to_json(d)), d);
+    reports::Record r;
+    r.id = "t";
+    r.set_status(reports::Status::fail);
+    r.first_diff = d;
+    EXPECT_EQ(json::dump(*reports::to_json(r).find("first_diff")), json::dump(v));
+    EXPECT_EQ(reports::from_json(reports::to_json(r)), r);
+  }
+  reports::FirstDiff d = reports::first_diff_from_json(parse(
+      R"({"kind":"buffer","buffer":"out","index":5,"expected":7,"actual":8,"lane":5,"warp":1})"));
+  EXPECT_EQ(d.kind, "buffer");
+  EXPECT_EQ(d.buffer, "out");
+  EXPECT_EQ(d.index, 5);
+  EXPECT_EQ(d.lane, 5);
+  EXPECT_EQ(d.warp, 1);
+  EXPECT_FALSE(d.gwarp);
+  ASSERT_TRUE(d.expected && d.actual);
+  EXPECT_EQ(json::dump(*d.actual), "8");
+  d = reports::first_diff_from_json(parse(R"({"kind":"field","field":"buffer","actual":null})"));
+  ASSERT_TRUE(d.actual);
+  EXPECT_TRUE(d.actual->is_null());  // null is a value, not absent
+  EXPECT_FALSE(d.expected);
+  // Lenient: wrong types are absent; a first_diff that is not an object is none.
+  d = reports::first_diff_from_json(parse(R"({"kind":3,"index":"5","lane":1.5})"));
+  EXPECT_EQ(d.kind, "");
+  EXPECT_FALSE(d.index);
+  EXPECT_FALSE(d.lane);
+  EXPECT_FALSE(reports::from_json(parse(R"({"id":"t","first_diff":[1]})")).first_diff);
+
+  // Every record of the fixture that has a first difference has it typed.
+  auto rf = reports::read_results(test::source_path("tests/data/results_fail.jsonl"));
+  ASSERT_TRUE(std::holds_alternative<ResultsFile>(rf));
+  size_t with_diff = 0;
+  for (const reports::Record& r : std::get<ResultsFile>(rf).records)
+    if (r.first_diff) {
+      ++with_diff;
+      EXPECT_FALSE(r.first_diff->kind.empty());
+    }
+  EXPECT_GT(with_diff, 0u);
+
+  reports::OutcomeView o = reports::outcome_view(
+      parse(R"({"status":"rejected","line":4,"buffers":{"out":{"type":"u32","values":[1,2]},)"
+            R"("odd":3,"e":{"each":"tid * 2","values":"x"}}})"));
+  EXPECT_EQ(o.status, "rejected");
+  EXPECT_EQ(o.line, 4);
+  ASSERT_EQ(o.buffers.size(), 3u);
+  ASSERT_NE(o.buffer("out"), nullptr);
+  EXPECT_EQ(o.buffer("out")->type, "u32");
+  ASSERT_TRUE(o.buffer("out")->values);
+  EXPECT_EQ(o.buffer("out")->values->size(), 2u);
+  ASSERT_NE(o.buffer("odd"), nullptr);  // not an object: only its name
+  EXPECT_FALSE(o.buffer("odd")->values);
+  EXPECT_EQ(o.buffer("e")->each, "tid * 2");
+  EXPECT_FALSE(o.buffer("e")->values);
+  EXPECT_EQ(o.buffer("none"), nullptr);
+  o = reports::outcome_view(parse(R"({"status":1,"line":"4","buffers":[]})"));
+  EXPECT_EQ(o.status, "");
+  EXPECT_FALSE(o.line);
+  EXPECT_TRUE(o.buffers.empty());
+}
+
 }  // namespace
 }  // namespace simt

@@ -403,7 +403,8 @@ Record run_case(runners::Runner& runner, const Case& c, const Options& o) {
   }
   rec.checks = static_cast<int64_t>(checks);
   if (!v.ok) {
-    rec.first_diff = v.first_diff;
+    // runner.firstdiff: the record holds it typed.
+    if (v.first_diff.is_object()) rec.first_diff = reports::first_diff_from_json(v.first_diff);
     // Traces of the failing configuration: the reference's, and the runner's if it can.
     runners::RunRequest traced = req;
     traced.trace = true;
