@@ -40,20 +40,9 @@ constexpr size_t kBufferWindow = 256;
 
 // ---------------------------------------------------------------------------
 // Reading records: the record, its header and summary, its first difference and
-// outcomes are typed (record.h). The one object still read by key here is the
-// configuration (results.record `config`: the matrix's settings, whatever they
-// are), for the layout of a buffer's elements; missing or oddly typed reads as
-// absent.
-
-const Value* get(const Value* v, std::string_view key) {
-  return v && v->is_object() ? v->find(key) : nullptr;
-}
-
-std::optional<int64_t> get_int(const Value* v, std::string_view key) {
-  const Value* x = get(v, key);
-  if (x && x->is_int()) return x->as_int();
-  return std::nullopt;
-}
+// what the report shows of its outcomes and configuration are typed (record.h,
+// read leniently there); the outcomes and the configuration are also shown whole,
+// walked as JSON.
 
 // A scalar as text: strings as they are, everything else as compact JSON.
 std::string scalar_text(const Value& v) {
@@ -1409,9 +1398,8 @@ struct ElementLayout {
 
 ElementLayout element_layout(const Value* config) {
   ElementLayout l;
-  auto wave = get_int(config, "wave");
-  auto warps = get_int(config, "warps");
-  auto wgs = get_int(config, "workgroups");
+  if (!config) return l;
+  const auto [wave, warps, wgs] = layout_view(*config);
   if (wave && *wave > 0) l.wave = *wave;
   if (l.known() && warps && *warps > 0) l.warps = *warps;
   l.with_wg = l.warps > 0 && wgs && *wgs > 1;

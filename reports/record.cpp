@@ -268,6 +268,17 @@ OutcomeView outcome_view(const json::Value& v) {
   return o;
 }
 
+LayoutView layout_view(const json::Value& config) {
+  LayoutView l;
+  auto integer = [&](std::string_view key, std::optional<int64_t>& out) {
+    if (const json::Value* x = config.find(key); x && x->is_int()) out = x->as_int();
+  };
+  integer("wave", l.wave);
+  integer("warps", l.warps);
+  integer("workgroups", l.workgroups);
+  return l;
+}
+
 json::Value to_json(const RunHeader& h) {
   using run_io::put;
   json::Value v = json::Object{};

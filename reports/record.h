@@ -95,6 +95,13 @@ struct OutcomeView {
   const Buffer* buffer(std::string_view name) const;
 };
 
+// What the report reads of a configuration (results.record `config`, the
+// settings of format.matrix): the layout of format.expr, typed. A view, like
+// OutcomeView: the record keeps the configuration as it is.
+struct LayoutView {
+  std::optional<int64_t> wave, warps, workgroups;
+};
+
 struct Record {
   std::string id, title, file, config_key;
   json::Value config;  // the configuration's full settings (an object)
@@ -148,6 +155,8 @@ FirstDiff first_diff_from_json(const json::Value& v);
 // Lenient: anything missing or of an unexpected type is absent (a buffer that is
 // not an object has only its name).
 OutcomeView outcome_view(const json::Value& v);
+// Lenient: a setting that is missing or not an integer is absent.
+LayoutView layout_view(const json::Value& config);
 
 // results.header as a type: what the report and the other readers of a results
 // file use instead of looking its fields up by name. `capabilities`

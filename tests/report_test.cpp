@@ -1258,6 +1258,13 @@ TEST(Record, FirstDiffAndOutcomesRoundTrip) {
   EXPECT_EQ(o.status, "");
   EXPECT_FALSE(o.line);
   EXPECT_TRUE(o.buffers.empty());
+  // The layout the buffer tables use (format.expr), from the configuration.
+  reports::LayoutView l =
+      reports::layout_view(parse(R"({"wave":8,"warps":"2","workgroups":3,"policy":"random"})"));
+  EXPECT_EQ(l.wave, 8);
+  EXPECT_FALSE(l.warps);
+  EXPECT_EQ(l.workgroups, 3);
+  EXPECT_FALSE(reports::layout_view(parse("[8]")).wave);
 }
 
 }  // namespace
