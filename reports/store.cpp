@@ -389,22 +389,21 @@ bool Store::flush() {
 
 bool Store::finish(int64_t run, const json::Value& summary, const std::string& state) {
   if (!flush()) return false;
+  const RunSummary sum = summary_from_json(summary);
   json::Value counts = json::Object{};
   for (std::string_view k : kStatuses)
-    if (const json::Value* n = summary.find(k); n && n->is_uint()) counts[k] = n->as_uint();
-  auto number = [&](std::string_view k) -> int64_t {
-    const json::Value* n = summary.find(k);
-    return n && n->is_uint() ? n->as_int() : 0;
+    if (auto n = sum.counts.find(k); n != sum.counts.end()) counts[k] = n->second;
+  auto number = [](const std::optional<uint64_t>& n) {
+    return static_cast<int64_t>(n.value_or(0));
   };
-  const json::Value* secs = summary.find("seconds");
   sqlite3* db = impl_->db.db;
   Stmt s(db,
          "UPDATE runs SET state = ?1, duration_s = ?2, selected = ?3, run = ?4, counts = ?5 "
          "WHERE id = ?6");
   s.bind(1, state)
-      .bind(2, secs && secs->is_number() ? secs->as_double() : 0.0)
-      .bind(3, number("selected"))
-      .bind(4, number("run"))
+      .bind(2, sum.seconds.value_or(0.0))
+      .bind(3, number(sum.selected))
+      .bind(4, number(sum.run))
       .bind(5, json::dump(counts))
       .bind(6, run);
   if (s.step() != SQLITE_DONE) {
