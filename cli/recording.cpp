@@ -45,6 +45,12 @@ void Recording::add(const json::Value& record) {
   check();
 }
 
+void Recording::add(const reports::Record& record) {
+  if (!on()) return;
+  store_->add(run_, record);
+  check();
+}
+
 void Recording::finish(const json::Value& summary, const std::string& state) {
   if (!on()) return;
   store_->finish(run_, summary, state);

@@ -21,7 +21,7 @@ class Recording {
   // Records the run as `running`; fills in host, pid and simtspec_version.
   void begin(reports::RunInfo info);
   void add(const json::Value& record);
-  void add(const reports::Record& record) { add(reports::to_json(record)); }
+  void add(const reports::Record& record);
   void finish(const json::Value& summary, const std::string& state);
   bool on() const { return store_.has_value() && run_ != 0; }
   // results.report.history: the runs of `impl` in the store, for the report;

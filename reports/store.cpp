@@ -134,22 +134,19 @@ struct StoredRow {
   std::optional<std::string> record;  // only for what is neither pass, unsupported nor xfail
 };
 
-std::string string_field(const json::Value& v, std::string_view key) {
-  const json::Value* f = v.find(key);
-  return f && f->is_string() ? f->as_string() : std::string();
-}
-
-StoredRow to_row(const json::Value& rec) {
+// results.store.schema: the row of a typed record; the whole record is kept for
+// the statuses that get a page of their own (the status table's `page` column:
+// not pass, unsupported or xfail) and for a status the table does not know.
+// `whole` is the record's JSON as written (a fuzz record's own fields included).
+StoredRow to_row(const Record& rec, const json::Value& whole) {
   StoredRow r;
-  r.test_id = string_field(rec, "id");
-  r.config_key = string_field(rec, "config_key");
-  r.status = string_field(rec, "status");
-  r.message = string_field(rec, "message");
-  if (const json::Value* c = rec.find("checks"); c && c->is_uint()) r.checks = c->as_int();
-  if (const json::Value* d = rec.find("duration_ms"); d && d->is_number())
-    r.duration_ms = d->as_double();
-  if (r.status != "pass" && r.status != "unsupported" && r.status != "xfail")
-    r.record = json::dump(rec);
+  r.test_id = rec.id;
+  r.config_key = rec.config_key;
+  r.status = rec.status_name;
+  r.message = rec.message;
+  r.checks = rec.checks && *rec.checks >= 0 ? *rec.checks : 0;
+  r.duration_ms = rec.duration_ms.value_or(0);
+  if (!rec.status || info(*rec.status).page) r.record = json::dump(whole);
   return r;
 }
 
@@ -342,8 +339,16 @@ int64_t Store::begin_run(const RunInfo& r) {
   return sqlite3_last_insert_rowid(db);
 }
 
+void Store::add(int64_t run, const Record& record) {
+  add_row(run, record, to_json(record));
+}
+
 void Store::add(int64_t run, const json::Value& record) {
-  impl_->pending.emplace_back(run, to_row(record));
+  add_row(run, from_json(record), record);
+}
+
+void Store::add_row(int64_t run, const Record& record, const json::Value& whole) {
+  impl_->pending.emplace_back(run, to_row(record, whole));
   if (impl_->pending.size() >= kBatchRows ||
       std::chrono::duration<double>(std::chrono::steady_clock::now() - impl_->last_flush).count() >=
           kBatchSeconds)

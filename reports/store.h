@@ -12,6 +12,7 @@
 
 #include "history.h"
 #include "json.h"
+#include "record.h"
 
 namespace simt::reports {
 
@@ -36,6 +37,9 @@ class Store {
   int64_t begin_run(const RunInfo& info);
   // One result record (results.record) of `run`; written in batches
   // (results.store.concurrency). A failed write sets error() and drops the batch.
+  void add(int64_t run, const Record& record);
+  // A record as JSON (a fuzz run's failure, results.store.fuzz, with fields of its
+  // own): its row is that of the Record read from it, the whole JSON kept as is.
   void add(int64_t run, const json::Value& record);
   // Writes what add() holds, then the summary (results.stream's summary object:
   // `selected`, `run`, `seconds` and the status counts) and the final state
@@ -69,6 +73,7 @@ class Store {
  private:
   explicit Store(std::unique_ptr<Impl> impl);
   bool flush();
+  void add_row(int64_t run, const Record& record, const json::Value& whole);
   std::unique_ptr<Impl> impl_;
 };
 
