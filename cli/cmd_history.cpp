@@ -119,8 +119,10 @@ constexpr ChangeKind kChanges[] = {
 bool ran(const std::string& status) {
   return status != "unsupported";
 }
+// Ran and not bad (results.status.bad: the status table's `failing` column): pass
+// and xfail.
 bool good(const std::string& status) {
-  return status == "pass" || status == "xfail";
+  return ran(status) && reports::parse_status(status) && !reports::is_bad_status(status);
 }
 
 std::optional<Change> classify(const reports::ResultRow* a, const reports::ResultRow* b) {
