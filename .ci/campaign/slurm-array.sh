@@ -14,13 +14,16 @@
 #SBATCH --cpus-per-task=4
 #SBATCH --time=06:00:00
 #SBATCH --output=campaign/slurm-%A_%a.out
+# Shards record nothing in a results store (--no-db): SQLite must not be shared
+# by several machines over a network file system. The merge records the merged
+# run, once, in the campaign's store (--db).
 set -euo pipefail
 export PATH="$PWD/build/release:$PATH"
 CAMPAIGN=${CAMPAIGN:-campaign}
 mkdir -p "$CAMPAIGN"
 
 if [[ "${1:-}" == merge ]]; then
-  simtspec merge "$CAMPAIGN"/test-* --out "$CAMPAIGN/merged"
+  simtspec merge "$CAMPAIGN"/test-* --out "$CAMPAIGN/merged" --db "$CAMPAIGN/results.db"
   simtspec merge "$CAMPAIGN"/fuzz-*.jsonl --out "$CAMPAIGN/merged-fuzz"
   exit
 fi
@@ -33,5 +36,5 @@ if [[ -z "${SLURM_ARRAY_TASK_ID:-}" ]]; then
 fi
 
 # Exit status 1 (a check failed) is a result; 2 or more ends the task as failed.
-simtspec test suites --shard "${SLURM_ARRAY_TASK_ID}/16" --jobs 4 --quiet --out "$CAMPAIGN/test-${SLURM_ARRAY_TASK_ID}" || [[ $? -eq 1 ]]
-simtspec fuzz --seed 20261128 --count 5000 --jobs 4 --shard "${SLURM_ARRAY_TASK_ID}/16" --results "$CAMPAIGN/fuzz-${SLURM_ARRAY_TASK_ID}.jsonl" --out "$CAMPAIGN/regress-${SLURM_ARRAY_TASK_ID}" || [[ $? -eq 1 ]]
+simtspec test suites --shard "${SLURM_ARRAY_TASK_ID}/16" --no-db --jobs 4 --quiet --out "$CAMPAIGN/test-${SLURM_ARRAY_TASK_ID}" || [[ $? -eq 1 ]]
+simtspec fuzz --seed 20261128 --no-db --count 5000 --jobs 4 --shard "${SLURM_ARRAY_TASK_ID}/16" --results "$CAMPAIGN/fuzz-${SLURM_ARRAY_TASK_ID}.jsonl" --out "$CAMPAIGN/regress-${SLURM_ARRAY_TASK_ID}" || [[ $? -eq 1 ]]
