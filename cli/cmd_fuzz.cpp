@@ -240,6 +240,9 @@ int run_fuzz(const FuzzArgs& a, const std::string& argv0) {
     h["invariants"] = names;
     h["shard"] = std::to_string(o.shard) + "/" + std::to_string(o.shards);
     h["runner"] = runner ? runner->name() : std::string("reference");
+    // results.store.provenance: what the merged run is recorded with (results.merge).
+    h["runner_version"] = runner ? runner->version() : std::string(SIMT_VERSION);
+    h["runner_digest"] = runner_digest(a.runner);
     h["max_size"] = static_cast<int64_t>(o.max_size);
     h["keep_going"] = o.keep_going;
     if (!ignore_path.empty()) h["ignore"] = ignore_path;

@@ -448,6 +448,49 @@ int merge_fuzz(const MergeArgs& a, const std::vector<std::string>& paths) {
   writer.write(last);
   writer.close();
 
+  // results.merge, results.store.fuzz: the merged fuzz run is one run of the
+  // store: a row per failure (by signature) and per program in error, then counts.
+  Recording record;
+  if (auto e = record.open(a.db, a.no_db)) {
+    std::cerr << "simtspec: " << *e << "\n";
+    return kExitUsage;
+  }
+  record.begin(fuzz_run_info(header, header["merged_from"]));
+  uint64_t unsupported = 0;
+  for (const auto& [key, p] : programs) {
+    const std::string& v = str_or_empty(p, "verdict");
+    unsupported += v == "unsupported";
+    if (v != "error") continue;
+    json::Value rec;
+    rec["id"] = str_or_empty(p, "invariant");
+    rec["config_key"] = std::to_string(num(p, "seed"));
+    rec["status"] = "error";
+    record.add(rec);
+  }
+  for (const auto& x : failures) {
+    json::Value rec;
+    rec["id"] = str_or_empty(x, "invariant");
+    rec["config_key"] = std::to_string(num(x, "seed"));
+    rec["status"] = "fail";
+    rec["message"] = str_or_empty(x, "message");
+    for (const char* key : {"signature", "count", "file", "known"})
+      if (const json::Value* v = x.find(key)) rec[key] = *v;
+    record.add(rec);
+  }
+  {
+    const uint64_t ran = programs.size() - unsupported;
+    const uint64_t bad = std::min<uint64_t>(failures.size() + errors, ran);
+    json::Value s;
+    s["selected"] = static_cast<uint64_t>(programs.size());
+    s["run"] = ran;
+    s["pass"] = ran - bad;
+    s["fail"] = static_cast<uint64_t>(failures.size());
+    s["unsupported"] = unsupported;
+    s["error"] = errors;
+    s["seconds"] = seconds;
+    record.finish(s, "complete");
+  }
+
   for (const auto& x : failures)
     std::cout << "failure " << str_or_empty(x, "signature") << "  x" << num(x, "count") << "  "
               << (x.find("file")    ? str_or_empty(x, "file")

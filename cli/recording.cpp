@@ -128,6 +128,26 @@ reports::RunInfo test_run_info(const json::Value& header) {
   return info;
 }
 
+reports::RunInfo fuzz_run_info(const json::Value& header, const json::Value& merged_from) {
+  auto str = [&](const char* key) {
+    const json::Value* v = header.find(key);
+    return v && v->is_string() ? v->as_string() : std::string();
+  };
+  reports::RunInfo info;
+  info.kind = "fuzz";
+  info.impl_name = str("runner");
+  info.impl_version = str("runner_version");
+  info.runner_digest = str("runner_digest");
+  json::Value opts;
+  for (const char* key : {"invariants", "seed", "count", "time", "max_size", "keep_going"})
+    if (const json::Value* v = header.find(key)) opts[key] = *v;
+  opts["shard"] = "0/1";
+  opts["merged_from"] = merged_from;
+  info.options = json::dump(opts);
+  info.started = str("started");
+  return info;
+}
+
 // results.store.fuzz: one row per failure (the invariant, the program seed) and
 // per error, then the counts.
 void record_fuzz(Recording& record, const gen::FuzzResult& r) {

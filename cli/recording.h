@@ -51,5 +51,9 @@ reports::RunInfo test_run_info(const json::Value& header);
 reports::RunInfo fuzz_run_info(const gen::FuzzOptions& o, const std::string& runner_arg,
                                runners::Runner* runner);
 void record_fuzz(Recording& record, const gen::FuzzResult& r);
+// results.merge, results.store.fuzz: the run row of merged fuzz shards, from the
+// shards' header (oracle.fuzz.results: runner, runner_version, runner_digest, seed,
+// count, invariants, max_size, keep_going, started) and the merged shard list.
+reports::RunInfo fuzz_run_info(const json::Value& header, const json::Value& merged_from);
 
 }  // namespace simt::cli

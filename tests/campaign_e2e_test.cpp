@@ -114,7 +114,7 @@ TEST_F(Campaign, FuzzMergeStopsWhereTheUnshardedRunStops) {
   for (int i = 0; i < 3; ++i) {
     const fs::path f = dir() / ("stop-" + std::to_string(i) + ".jsonl");
     auto r = simtspec(common + q(dir() / ("stop-reg-" + std::to_string(i))) + " --shard " +
-                      std::to_string(i) + "/3 --results " + q(f));
+                      std::to_string(i) + "/3 --no-db --results " + q(f));
     ASSERT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
     files += " " + q(f);
   }
@@ -142,17 +142,18 @@ TEST_F(Campaign, KeepGoingShardsMergeTheirCounts) {
   const std::string common = "fuzz --invariant differential --runner " + test::shell_quote(runner) +
                              " --seed 20261122 --count 240 --keep-going --shrink-time 20 --out ";
   auto full = simtspec(common + q(dir() / "keep-reg-full") + " --jobs 2 --results " +
-                       q(dir() / "keep-full.jsonl"));
+                       q(dir() / "keep-full.jsonl") + " --db " + q(dir() / "keep-full.db"));
   ASSERT_EQ(full.code, 1) << full.out << full.err;
   std::string files;
   for (int i = 0; i < 3; ++i) {
     const fs::path f = dir() / ("keep-" + std::to_string(i) + ".jsonl");
     auto r = simtspec(common + q(dir() / ("keep-reg-" + std::to_string(i))) + " --shard " +
-                      std::to_string(i) + "/3 --results " + q(f));
+                      std::to_string(i) + "/3 --no-db --results " + q(f));
     ASSERT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
     files += " " + q(f);
   }
-  auto m = simtspec("merge" + files + " --out " + q(dir() / "keep-merged"));
+  auto m = simtspec("merge" + files + " --out " + q(dir() / "keep-merged") + " --db " +
+                    q(dir() / "keep-merged.db"));
   EXPECT_EQ(m.code, 1) << m.out << m.err;
   const fs::path merged = dir() / "keep-merged" / "fuzz-results.jsonl";
   EXPECT_EQ(programs(merged), programs(dir() / "keep-full.jsonl"));
@@ -170,6 +171,33 @@ TEST_F(Campaign, KeepGoingShardsMergeTheirCounts) {
   uint64_t duplicates = 0;
   for (const auto& f : want) duplicates += std::get<2>(f) - 1;
   EXPECT_GT(duplicates, 0u) << "some signature failed more than once";
+  // results.merge, results.store.fuzz: the merged fuzz run is recorded as the
+  // unsharded run was: the same implementation, counts and failure rows.
+  auto only_run = [&](const fs::path& db) {
+    auto opened = reports::Store::open(db.string());
+    EXPECT_TRUE(std::holds_alternative<reports::Store>(opened)) << db;
+    const auto& store = std::get<reports::Store>(opened);
+    const auto runs = store.runs();
+    EXPECT_EQ(runs.size(), 1u) << db;
+    std::set<std::tuple<std::string, std::string, std::string>> rows;
+    for (const auto& r : store.results(runs.at(0).id))
+      rows.emplace(r.test_id, r.config_key, r.status);
+    return std::pair(runs.at(0), rows);
+  };
+  const auto [full_run, full_rows] = only_run(dir() / "keep-full.db");
+  const auto [merged_run, merged_rows] = only_run(dir() / "keep-merged.db");
+  EXPECT_EQ(merged_run.kind, "fuzz");
+  EXPECT_EQ(merged_run.state, "complete");
+  EXPECT_EQ(merged_run.impl_name, full_run.impl_name);
+  EXPECT_EQ(merged_run.impl_version, full_run.impl_version);
+  EXPECT_EQ(merged_run.runner_digest, full_run.runner_digest);
+  EXPECT_EQ(merged_run.runner_digest.size(), 64u);
+  EXPECT_EQ(merged_run.counts, full_run.counts);
+  EXPECT_EQ(merged_run.selected, full_run.selected);
+  EXPECT_EQ(merged_run.run, full_run.run);
+  EXPECT_EQ(merged_rows, full_rows);
+  EXPECT_EQ(merged_rows.size(), want.size());
+  EXPECT_NE(merged_run.options.find("merged_from"), std::string::npos) << merged_run.options;
 }
 
 // results.merge: `simtspec test --shard I/3` three times and once unsharded; the

@@ -24,7 +24,7 @@ mkdir -p "$CAMPAIGN"
 
 if [[ "${1:-}" == merge ]]; then
   simtspec merge "$CAMPAIGN"/test-* --out "$CAMPAIGN/merged" --db "$CAMPAIGN/results.db"
-  simtspec merge "$CAMPAIGN"/fuzz-*.jsonl --out "$CAMPAIGN/merged-fuzz"
+  simtspec merge "$CAMPAIGN"/fuzz-*.jsonl --out "$CAMPAIGN/merged-fuzz" --db "$CAMPAIGN/results.db"
   exit
 fi
 
