@@ -415,10 +415,7 @@ void register_fuzz(CLI::App& app, int& exit_code, const std::string& argv0) {
   cmd->add_flag("--keep-going", a->keep_going,
                 "go on past an invariant's failures: each new signature is shrunk, duplicates "
                 "counted");
-  auto* o_db = cmd->add_option(
-      "--db", a->db,
-      std::string("results store to record the run in (default: ") + reports::kDefaultStore + ")");
-  cmd->add_flag("--no-db", a->no_db, "do not record the run in a results store")->excludes(o_db);
+  add_db_options(cmd, a->db, a->no_db, "the run");
   cmd->add_flag("--print", a->print,
                 "print each generated program, as text simtspec run accepts, with its verdict");
   cmd->callback([a, &exit_code, argv0] { exit_code = run_fuzz(*a, argv0); });

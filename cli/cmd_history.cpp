@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common.h"
+#include "recording.h"
 #include "results.h"
 #include "store.h"
 
@@ -25,14 +26,7 @@ struct HistoryArgs {
 
 // Opens an existing store (history never creates one); nullopt after a message.
 std::optional<reports::Store> open_existing(const std::string& db) {
-  const std::string path = db.empty() ? reports::kDefaultStore : db;
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    std::cerr << "simtspec: no results store at " << path
-              << " (simtspec test records its runs there; --db FILE names another)\n";
-    return std::nullopt;
-  }
-  auto s = reports::Store::open(path);
+  auto s = open_existing_store(db);
   if (auto* e = std::get_if<std::string>(&s)) {
     std::cerr << "simtspec: " << *e << "\n";
     return std::nullopt;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -92,6 +93,17 @@ std::variant<std::vector<uint32_t>, std::string> shard_indices(
   return index;
 }
 
+// shard_indices, with its message printed: nullopt when the shards do not fit.
+std::optional<std::vector<uint32_t>> shard_order(const std::vector<std::string>& paths,
+                                                 const std::vector<std::string>& shards) {
+  auto idx = shard_indices(paths, shards);
+  if (auto* e = std::get_if<std::string>(&idx)) {
+    std::cerr << "simtspec: " << *e << "\n";
+    return std::nullopt;
+  }
+  return std::get<std::vector<uint32_t>>(std::move(idx));
+}
+
 // ---- Test shards (results.merge) --------------------------------------------
 
 int merge_tests(const MergeArgs& a, std::vector<std::string> paths) {
@@ -117,12 +129,9 @@ int merge_tests(const MergeArgs& a, std::vector<std::string> paths) {
     const json::Value* o = r.header.find("options");
     shard_names.push_back(o ? str_or_empty(*o, "shard") : "");
   }
-  auto idx = shard_indices(paths, shard_names);
-  if (auto* e = std::get_if<std::string>(&idx)) {
-    std::cerr << "simtspec: " << *e << "\n";
-    return kExitUsage;
-  }
-  const std::vector<uint32_t>& index = std::get<std::vector<uint32_t>>(idx);
+  const auto indices = shard_order(paths, shard_names);
+  if (!indices) return kExitUsage;
+  const std::vector<uint32_t>& index = *indices;
 
   // Suite order: malformed files (as the unsharded run reports them), then the
   // configurations as harness::select orders them (file, then matrix order).
@@ -321,12 +330,9 @@ int merge_fuzz(const MergeArgs& a, const std::vector<std::string>& paths) {
     }
   std::vector<std::string> shard_names;
   for (const auto& f : in) shard_names.push_back(str_or_empty(f.header, "shard"));
-  auto idx = shard_indices(paths, shard_names);
-  if (auto* e = std::get_if<std::string>(&idx)) {
-    std::cerr << "simtspec: " << *e << "\n";
-    return kExitUsage;
-  }
-  const std::vector<uint32_t>& index = std::get<std::vector<uint32_t>>(idx);
+  const auto indices = shard_order(paths, shard_names);
+  if (!indices) return kExitUsage;
+  const std::vector<uint32_t>& index = *indices;
   const json::Value& h = in[0].header;
   std::map<std::string, size_t> inv_order;
   if (const json::Value* invs = h.find("invariants"); invs && invs->is_array())
@@ -555,10 +561,7 @@ void register_merge(CLI::App& app, int& exit_code) {
   cmd->add_option("--suite", a->suite,
                   "the suite's paths, for its order (default: those in the shards' headers)");
   cmd->add_option("--spec", a->spec, "spec folder (default: found from the suite paths)");
-  auto* o_db = cmd->add_option("--db", a->db,
-                               std::string("results store to record the merged run in (default: ") +
-                                   reports::kDefaultStore + ")");
-  cmd->add_flag("--no-db", a->no_db, "do not record the merged run")->excludes(o_db);
+  add_db_options(cmd, a->db, a->no_db, "the merged run");
   cmd->callback([a, &exit_code] { exit_code = merging::run_merge(*a); });
 }
 

@@ -76,10 +76,8 @@ std::variant<std::vector<reports::ResultRow>, std::string> baseline_rows(const s
                                                                          bool no_db) {
   if (!arg.empty() && arg.find_first_not_of("0123456789") == std::string::npos) {
     const std::string path = db.empty() ? reports::kDefaultStore : db;
-    std::error_code ec;
     if (no_db) return "--baseline " + arg + ": a run id needs the results store, not --no-db";
-    if (!fs::exists(path, ec)) return "--baseline " + arg + ": no results store '" + path + "'";
-    auto opened = reports::Store::open(path);
+    auto opened = open_existing_store(db);
     if (auto* e = std::get_if<std::string>(&opened)) return "--baseline " + arg + ": " + *e;
     const auto& store = std::get<reports::Store>(opened);
     const int64_t id = arg.size() > 18 ? 0 : std::stoll(arg);
@@ -454,10 +452,7 @@ void register_test(CLI::App& app, int& exit_code, const std::string& argv0) {
                   "run each unexpected failure this many more times, 0 to 10 (default 0); "
                   "disagreeing runs make it flaky")
       ->check(in_range(0, harness::kMaxReruns, "0 to 10"));
-  auto* o_db = cmd->add_option(
-      "--db", a->db,
-      std::string("results store to record the run in (default: ") + reports::kDefaultStore + ")");
-  cmd->add_flag("--no-db", a->no_db, "do not record the run in a results store")->excludes(o_db);
+  add_db_options(cmd, a->db, a->no_db, "the run");
   cmd->add_flag("--no-differential", a->no_differential, "do not also compare with the reference");
   cmd->add_flag("--quiet", a->quiet, "no progress line");
   cmd->add_option("--max-steps", a->max_steps,
@@ -548,12 +543,7 @@ void register_report(CLI::App& app, int& exit_code) {
     const std::string db = a->db.empty() ? reports::kDefaultStore : a->db;
     std::error_code ec;
     if (!a->no_db && (!a->db.empty() || fs::exists(db, ec))) {
-      if (!fs::exists(db, ec)) {
-        std::cerr << "simtspec: --db: no results store '" << db << "'\n";
-        exit_code = kExitUsage;
-        return;
-      }
-      auto opened = reports::Store::open(db);
+      auto opened = open_existing_store(a->db);
       if (auto* e = std::get_if<std::string>(&opened)) {
         std::cerr << "simtspec: " << *e << "\n";
         exit_code = kExitUsage;

@@ -66,6 +66,22 @@ void Recording::check() {
   }
 }
 
+void add_db_options(CLI::App* cmd, std::string& db, bool& no_db, const std::string& what) {
+  auto* o_db = cmd->add_option(
+      "--db", db,
+      "results store to record " + what + " in (default: " + reports::kDefaultStore + ")");
+  cmd->add_flag("--no-db", no_db, "do not record " + what + " in a results store")->excludes(o_db);
+}
+
+std::variant<reports::Store, std::string> open_existing_store(const std::string& db) {
+  const std::string path = db.empty() ? reports::kDefaultStore : db;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return "no results store at " + path +
+           " (simtspec test records its runs there; --db FILE names another)";
+  return reports::Store::open(path);
+}
+
 std::string runner_digest(const std::string& runner_arg) {
   if (runner_arg == "reference") return "";
   std::ifstream in(runner_arg, std::ios::binary);

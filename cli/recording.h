@@ -3,8 +3,10 @@
 // stderr, once; the run goes on without the store.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "fuzz.h"
 #include "history.h"
@@ -36,6 +38,13 @@ class Recording {
   std::optional<reports::Store> store_;
   int64_t run_ = 0;
 };
+
+// results.store: `--db FILE` and `--no-db` (which exclude each other) on a command
+// that records `what` ("the run", "the merged run").
+void add_db_options(CLI::App* cmd, std::string& db, bool& no_db, const std::string& what);
+// results.store, results.history: an existing store, for reading (`db`, else the
+// default store); a message when there is none or it is refused. Never creates one.
+std::variant<reports::Store, std::string> open_existing_store(const std::string& db);
 
 // results.store.provenance: the SHA-256 of a runner description's bytes ("" for
 // `reference`, or a file that cannot be read).
