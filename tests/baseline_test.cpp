@@ -95,7 +95,8 @@ reason = "r2"
 }
 
 // results.baseline: every configuration of either side once, ordered by id then
-// key; the unselected left out; the text of each verdict; stale entries.
+// key; the unselected left out; the text of each verdict; stale entries
+// (results.known.stale).
 TEST(BaselineCompare, CoversBothSidesLeavesOutTheUnselected) {
   const harness::KnownList known = known_list(R"([[known]]
 test = "c.known"
@@ -440,8 +441,9 @@ TEST_F(BaselineCli, OnlyWouldBeRegressionsAreRerun) {
   EXPECT_EQ(jsonl.find(" of 3 runs"), std::string::npos) << jsonl;
 }
 
-// results.known: an entry beside the runner description excuses the regression;
-// one that excused nothing is reported as stale, and is not fatal.
+// results.known, results.known.stale: an entry beside the runner description
+// excuses the regression; one that excused nothing is reported as stale, and is
+// not fatal.
 TEST_F(BaselineCli, KnownEntriesExcuseRegressions) {
   const fs::path base = reference_baseline();
   const fs::path runner = dir() / "known" / "cmp.toml";
